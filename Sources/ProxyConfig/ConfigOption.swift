@@ -1,0 +1,78 @@
+/// One configurable setting: its names in every source, its documentation and
+/// how its text is turned into a `ProxyConfiguration` field.
+///
+/// The table of all options is `ConfigOption.all` (ConfigOption+Registry.swift).
+/// Adding an option means one entry there, one field in `ProxyConfiguration`
+/// and one flag in `ServeOptions`; the tests check the three agree and that
+/// docs/configuration.md mentions it.
+public struct ConfigOption: Sendable {
+    /// Kebab-case name: the flag without "--" and the config-file key, e.g. "connect-timeout".
+    public let name: String
+    /// Placeholder shown in help, e.g. "duration".
+    public let valueName: String
+    /// One-line description for `--help` and the docs.
+    public let help: String
+    /// The default as text, e.g. "10s" (the loader never parses it; `ProxyConfiguration.defaults` is authoritative).
+    public let defaultText: String
+    /// What a valid value looks like, used in error messages for secret options,
+    /// whose parser messages might quote the value.
+    public let expectation: String
+    /// The value is a list: comma-separated in flags and environment, a YAML
+    /// list (or comma-separated string) in the file. A list from a higher
+    /// source replaces a lower one entirely; lists are never merged.
+    public let isList: Bool
+    /// The flag may be given several times (each occurrence adds to the list).
+    public let isRepeatable: Bool
+    /// Whether the config file may set it (false for `config` itself).
+    public let isAllowedInFile: Bool
+    /// The value must never appear in messages or logs.
+    public let isSecret: Bool
+    /// Parses the value's items (one for single-valued options) into the field.
+    /// Throws `.malformedValue`; the loader adds option and source.
+    let apply: @Sendable (inout ProxyConfiguration, [String]) throws(ConfigurationError) -> Void
+
+    init(
+        name: String,
+        valueName: String,
+        help: String,
+        defaultText: String,
+        expectation: String,
+        isList: Bool = false,
+        isRepeatable: Bool = false,
+        isAllowedInFile: Bool = true,
+        isSecret: Bool = false,
+        apply: @escaping @Sendable (inout ProxyConfiguration, [String]) throws(ConfigurationError) -> Void
+    ) {
+        self.name = name
+        self.valueName = valueName
+        self.help = help
+        self.defaultText = defaultText
+        self.expectation = expectation
+        self.isList = isList
+        self.isRepeatable = isRepeatable
+        self.isAllowedInFile = isAllowedInFile
+        self.isSecret = isSecret
+        self.apply = apply
+    }
+
+    /// "--" + name.
+    public var flag: String { "--" + name }
+
+    /// "HTTPDNS_PROXY_" + upper snake case of the name, e.g. HTTPDNS_PROXY_CONNECT_TIMEOUT.
+    public var environmentVariable: String { ConfigOption.environmentVariable(for: name) }
+
+    /// The config-file key, or nil when the file may not set this option.
+    public var fileKey: String? { isAllowedInFile ? name : nil }
+
+    /// Prefix shared by all environment variables, so unknown ones can be spotted.
+    public static let environmentPrefix = "HTTPDNS_PROXY_"
+
+    static func environmentVariable(for name: String) -> String {
+        environmentPrefix + String(name.uppercased().map { $0 == "-" ? "_" : $0 })
+    }
+
+    /// The option with this kebab-case name.
+    public static func named(_ name: String) -> ConfigOption? {
+        all.first { $0.name == name }
+    }
+}

@@ -1,0 +1,149 @@
+import Yams
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension ConfigurationLoader {
+    /// Reads a whole file as UTF-8; the default `readFile` of `load`.
+    /// Errors read like "No such file or directory" (from errno).
+    public static func readFile(_ path: String) throws -> String {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw FileReadError(errno: errno) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FileReadError(errno: errno)
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: buffer[0..<count])
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw FileReadError(message: "the file is not valid UTF-8")
+        }
+        return text
+    }
+
+    /// Why the default reader failed; only its text reaches users, inside a `ConfigurationError`.
+    struct FileReadError: Error, CustomStringConvertible {
+        let description: String
+        init(message: String) { description = message }
+        init(errno code: Int32) { description = String(cString: strerror(code)) }
+    }
+
+    /// Parses the config file: a flat YAML mapping from option names to a
+    /// scalar (string or number) or, for list options, a list of scalars or a
+    /// comma-separated string. An empty document means "nothing set".
+    static func fileEntries(yaml: String, path: String) throws(ConfigurationError) -> [String: RawEntry] {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: yaml)
+        } catch {
+            throw .malformedFile(path: path, reason: describeYAMLError(error))
+        }
+        guard let root else { return [:] }
+        let mapping: Node.Mapping
+        switch root {
+        case .mapping(let value):
+            mapping = value
+        case .scalar where root.null != nil:
+            // A document that is only "~" or "null" sets nothing, like an empty one.
+            return [:]
+        default:
+            throw .malformedFile(path: path, reason: "expected a mapping of option names to values, like 'listen: 127.0.0.1:8080'")
+        }
+
+        var entries: [String: RawEntry] = [:]
+        for (keyNode, valueNode) in mapping {
+            guard case .scalar(let keyScalar) = keyNode else {
+                throw .malformedFile(path: path, reason: "keys must be option names, found a \(kind(of: keyNode))\(at(keyNode))")
+            }
+            let key = keyScalar.string
+            guard let option = ConfigOption.named(key) else {
+                throw .unknownKey(key: key, file: path, suggestion: closestFileKey(to: key))
+            }
+            guard option.isAllowedInFile else {
+                throw .keyNotAllowedInFile(key: key, file: path)
+            }
+            if entries[key] != nil {
+                // Yams normally reports this itself; kept so a parser change cannot make the last value win silently.
+                throw .malformedFile(path: path, reason: "key '\(key)' appears more than once")
+            }
+            let source = ConfigurationSource.configFile(path: path, key: key)
+            entries[key] = try entry(for: option, node: valueNode, source: source, path: path)
+        }
+        return entries
+    }
+
+    private static func entry(for option: ConfigOption, node: Node, source: ConfigurationSource, path: String) throws(ConfigurationError) -> RawEntry {
+        switch node {
+        case .scalar(let scalar):
+            if node.null != nil {
+                // An empty list is a meaningful setting ("allow nothing extra"); an empty scalar is not.
+                if option.isList { return RawEntry(items: [], display: "", source: source) }
+                throw .invalidValue(option: option.name, value: nil, source: source,
+                                    reason: "the key has no value; remove the key to use the default (\(option.defaultText))")
+            }
+            let text = scalar.string
+            let items = option.isList ? splitList(text) : [text.trimmed]
+            return RawEntry(items: items, display: text, source: source)
+        case .sequence(let sequence):
+            guard option.isList else {
+                throw .invalidValue(option: option.name, value: nil, source: source,
+                                    reason: "expected a single value, not a list")
+            }
+            var items: [String] = []
+            for element in sequence {
+                guard case .scalar(let scalar) = element else {
+                    throw .invalidValue(option: option.name, value: nil, source: source,
+                                        reason: "list items must be plain values, found a \(kind(of: element))")
+                }
+                items.append(scalar.string.trimmed)
+            }
+            return RawEntry(items: items, display: "[" + items.joined(separator: ", ") + "]", source: source)
+        case .mapping, .alias:
+            throw .invalidValue(option: option.name, value: nil, source: source,
+                                reason: "expected a value, found a \(kind(of: node))")
+        }
+    }
+
+    private static func kind(of node: Node) -> String {
+        switch node {
+        case .scalar: "value"
+        case .sequence: "list"
+        case .mapping: "mapping"
+        case .alias: "alias"
+        }
+    }
+
+    private static func at(_ node: Node) -> String {
+        node.mark.map { " at line \($0.line)" } ?? ""
+    }
+
+    /// The parser's problem and position, without the offending line: echoing
+    /// file content could leak a secret value into logs.
+    private static func describeYAMLError(_ error: any Error) -> String {
+        guard let yamlError = error as? YamlError else { return "not valid YAML" }
+        switch yamlError {
+        case .scanner(_, let problem, let mark, _),
+             .parser(_, let problem, let mark, _),
+             .composer(_, let problem, let mark, _):
+            return "not valid YAML: \(problem) at line \(mark.line), column \(mark.column)"
+        case .reader(let problem, _, _, _):
+            return "not valid YAML: \(problem)"
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            let keys = duplicates.map { "'\($0)'" }.joined(separator: ", ")
+            return "key \(keys) appears more than once (mapping at line \(context.mark.line))"
+        default:
+            return "not valid YAML"
+        }
+    }
+}

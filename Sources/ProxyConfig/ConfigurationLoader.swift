@@ -1,0 +1,152 @@
+/// Builds a `ProxyConfiguration` from flags, environment and a YAML file.
+///
+/// There is one precedence rule, applied per option:
+/// **flags > environment > config file > defaults**. A list option from a
+/// higher source replaces the lower one entirely (lists are never merged), so
+/// what you see in the highest source is what you get.
+///
+/// Every value given is validated, including one a higher source overrides.
+///
+/// The config file is named by `--config` or `HTTPDNS_PROXY_CONFIG` (the flag
+/// wins); without either, no file is read. An environment variable set to the
+/// empty string counts as unset, as container tooling often sets empty values.
+public enum ConfigurationLoader {
+    /// Loads from parsed command-line flags.
+    public static func load(
+        flags: ServeOptions,
+        environment: [String: String],
+        readFile: (String) throws -> String = ConfigurationLoader.readFile
+    ) throws(ConfigurationError) -> ProxyConfiguration {
+        try load(flagValues: flags.givenValues, environment: environment, readFile: readFile)
+    }
+
+    /// Loads from raw flag values, keyed by option name without "--" (e.g.
+    /// `["listen": ["127.0.0.1:0"], "allow-destination": ["10.0.0.0/8", "fd00::/8"]]`),
+    /// so callers and tests need no ArgumentParser. For single-valued options
+    /// the last value wins, as on a command line.
+    public static func load(
+        flagValues: [String: [String]],
+        environment: [String: String],
+        readFile: (String) throws -> String = ConfigurationLoader.readFile
+    ) throws(ConfigurationError) -> ProxyConfiguration {
+        let fromFlags = try flagEntries(flagValues)
+        let fromEnvironment = environmentEntries(environment)
+
+        var fromFile: [String: RawEntry] = [:]
+        var configPath: String?
+        if let pathEntry = fromFlags[ConfigOption.config.name] ?? fromEnvironment[ConfigOption.config.name] {
+            let path = ConfigOption.single(pathEntry.items)
+            configPath = path
+            let text: String
+            do {
+                text = try readFile(path)
+            } catch {
+                throw .unreadableFile(path: path, source: pathEntry.source, reason: "\(error)")
+            }
+            fromFile = try fileEntries(yaml: text, path: path)
+        }
+
+        var config = ProxyConfiguration.defaults
+        var sources: [String: ConfigurationSource] = [:]
+        for option in ConfigOption.all {
+            // Lowest source first, so the highest one given is applied last and wins. Every
+            // given value is parsed, even an overridden one: a broken file should not stay
+            // hidden until the flag that masked it is removed.
+            for entry in [fromFile[option.name], fromEnvironment[option.name], fromFlags[option.name]].compactMap({ $0 }) {
+                do {
+                    try option.apply(&config, entry.items)
+                } catch {
+                    throw contextualize(error, option: option, entry: entry)
+                }
+                sources[option.name] = entry.source
+            }
+        }
+        config.configFile = configPath
+
+        try checkConflicts(config, sources: sources)
+        return config
+    }
+
+    /// `HTTPDNS_PROXY_*` variables that name no option, sorted, so the caller
+    /// can warn about typos (they are otherwise ignored, to stay compatible
+    /// with environments prepared for newer versions).
+    public static func unrecognizedEnvironmentVariables(in environment: [String: String]) -> [String] {
+        let known = Set(ConfigOption.all.map(\.environmentVariable))
+        return environment.keys
+            .filter { $0.hasPrefix(ConfigOption.environmentPrefix) && !known.contains($0) }
+            .sorted()
+    }
+}
+
+// MARK: - Sources
+
+extension ConfigurationLoader {
+    /// One source's value for one option, before parsing.
+    struct RawEntry {
+        /// The items: exactly one for single-valued options.
+        var items: [String]
+        /// The value as the user wrote it, for error messages.
+        var display: String
+        var source: ConfigurationSource
+    }
+
+    static func flagEntries(_ flagValues: [String: [String]]) throws(ConfigurationError) -> [String: RawEntry] {
+        var entries: [String: RawEntry] = [:]
+        for (name, values) in flagValues where !values.isEmpty {
+            guard let option = ConfigOption.named(name) else {
+                throw .malformedValue(reason: "unknown option --\(name)")
+            }
+            let source = ConfigurationSource.commandLine(flag: option.flag)
+            let items = option.isList ? values.flatMap(splitList) : [values.last!.trimmed]
+            entries[name] = RawEntry(items: items, display: values.joined(separator: ","), source: source)
+        }
+        return entries
+    }
+
+    static func environmentEntries(_ environment: [String: String]) -> [String: RawEntry] {
+        var entries: [String: RawEntry] = [:]
+        for option in ConfigOption.all {
+            let variable = option.environmentVariable
+            guard let value = environment[variable], !value.trimmed.isEmpty else { continue }
+            let items = option.isList ? splitList(value) : [value.trimmed]
+            entries[option.name] = RawEntry(items: items, display: value, source: .environment(variable: variable))
+        }
+        return entries
+    }
+
+    /// Comma-separated items, trimmed. Empty items are kept so the option's
+    /// parser rejects "443,,8443" instead of silently reading it as two ports.
+    static func splitList(_ text: String) -> [String] {
+        text.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmed }
+    }
+
+    /// Adds option, value and source to a parser's complaint, hiding secrets.
+    static func contextualize(_ error: ConfigurationError, option: ConfigOption, entry: RawEntry) -> ConfigurationError {
+        guard case .malformedValue(let reason) = error else { return error }
+        return .invalidValue(
+            option: option.name,
+            value: option.isSecret ? nil : entry.display,
+            source: entry.source,
+            reason: option.isSecret ? option.expectation : reason
+        )
+    }
+
+    /// Checks between options that each parsed fine.
+    static func checkConflicts(_ config: ProxyConfiguration, sources: [String: ConfigurationSource]) throws(ConfigurationError) {
+        // Two listeners on one fixed address would fail at bind time with a less helpful message.
+        if let admin = config.adminListen, admin == config.listen, admin.port != 0 {
+            let origin = { (name: String) in sources[name].map(\.description) ?? "defaults" }
+            throw .conflict(reason: "--admin-listen and --listen are both \(admin) "
+                + "(admin-listen from \(origin(ConfigOption.adminListen.name)), listen from \(origin(ConfigOption.listen.name))); "
+                + "use another port or set --admin-listen off")
+        }
+    }
+}
+
+extension String {
+    /// Without leading and trailing spaces, tabs and newlines.
+    var trimmed: String {
+        let isSpace = { (c: Character) in c == " " || c == "\t" || c == "\n" || c == "\r" }
+        return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+    }
+}

@@ -1,0 +1,745 @@
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Drives one client connection: absolute-form requests forwarded over pooled upstream connections,
+/// CONNECT tunnels and HTTP upgrades handed to glue handlers. Requests are served one at a time in
+/// order (pipelined requests wait in `queued`); reading from the client stops whenever the upstream
+/// cannot take more (backpressure), and upstream reads stop while the client cannot take more.
+final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private enum Mode {
+        case http
+        /// Waiting for the CONNECT target; nothing is read meanwhile.
+        case connectingTunnel
+        /// HTTP handlers are being removed; raw bytes are kept in `rawPending`.
+        case switching
+        case closing
+    }
+
+    private let env: ProxyEnvironment
+    private let pool: UpstreamPool
+    private let observer: ClientActivityObserver
+    private var logger: Logger
+    private var context: ChannelHandlerContext?
+    private var clientAddress = "?"
+
+    private var mode = Mode.http
+    private var current: Exchange?
+    private var queued = CircularBuffer<HTTPServerRequestPart>()
+    private var rawPending: [NIOAny] = []
+    private var pendingRead = false
+    private var closeAfterExchange = false
+    private var timer: Scheduled<Void>?
+
+    init(env: ProxyEnvironment, pool: UpstreamPool, observer: ClientActivityObserver) {
+        self.env = env
+        self.pool = pool
+        self.observer = observer
+        self.logger = env.logger
+    }
+
+    // MARK: lifecycle
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if let remote = context.channel.remoteAddress {
+            clientAddress = Self.format(remote)
+            logger[metadataKey: "client"] = "\(clientAddress)"
+        }
+        if context.channel.isActive { becameIdle(context: context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        cancelTimer()
+        observer.disarm()
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        becameIdle(context: context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        mode = .closing
+        cancelTimer()
+        if let exchange = current {
+            current = nil
+            exchange.responseTimer?.cancel()
+            if let upstream = exchange.upstream {
+                upstream.delegate = nil
+                upstream.close()
+            }
+            if exchange.record.error == nil {
+                exchange.record.error = exchange.responseComplete ? nil : "client closed the connection"
+            }
+            finishRecord(exchange)
+        }
+        queued.removeAll()
+        context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            closeAfterExchange = true
+            if current == nil && queued.isEmpty && mode == .http {
+                mode = .closing
+                context.close(promise: nil)
+            }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let parserError = error as? HTTPParserError {
+            let proxyError: ProxyError
+            if case .headerOverflow = parserError {
+                proxyError = ProxyError(.headersTooLarge, "request headers are too large")
+            } else {
+                proxyError = .malformed("\(parserError)")
+            }
+            if let exchange = current, exchange.responseStarted {
+                closeNow(context: context)
+            } else {
+                failExchangeOrConnection(context: context, error: proxyError)
+            }
+            return
+        }
+        // Resets and other I/O errors: nothing useful can be said to the client.
+        closeNow(context: context)
+    }
+
+    // MARK: inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch mode {
+        case .switching:
+            rawPending.append(data)
+            return
+        case .closing:
+            return
+        case .connectingTunnel:
+            // Only the `.end` of the CONNECT request: the decoder stops parsing after a CONNECT
+            // head and keeps any payload until it is removed (then we are `.switching`).
+            return
+        case .http:
+            break
+        }
+        let part = unwrapInboundIn(data)
+        if !queued.isEmpty || (current?.requestComplete ?? false) {
+            queued.append(part)
+            return
+        }
+        handle(part, context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        current?.upstream?.flush()
+        context.fireChannelReadComplete()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        current?.upstream?.setReadAllowed(context.channel.isWritable)
+        context.fireChannelWritabilityChanged()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if readAllowed {
+            context.read()
+        } else {
+            pendingRead = true
+        }
+    }
+
+    private var readAllowed: Bool {
+        switch mode {
+        case .http:
+            guard queued.isEmpty else { return false }
+            guard let exchange = current else { return true }
+            // After an upgrade request the decoder has stopped parsing; more reads would only
+            // grow its buffer until the origin answers.
+            if exchange.requestComplete { return !exchange.request.isUpgrade }
+            guard let upstream = exchange.upstream else { return exchange.buffered.isEmpty }
+            return upstream.isWritable
+        case .connectingTunnel, .closing:
+            return false
+        case .switching:
+            return true
+        }
+    }
+
+    private func resumeReadingIfAllowed() {
+        if pendingRead && readAllowed, let context {
+            pendingRead = false
+            context.read()
+        }
+    }
+
+    private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+        switch part {
+        case .head(let head):
+            startExchange(head, context: context)
+        case .body(let buffer):
+            guard let exchange = current else { return }
+            exchange.record.bytesUp += buffer.readableBytes
+            if let upstream = exchange.upstream {
+                upstream.write(.body(.byteBuffer(buffer)))
+                armResponseTimer(exchange)
+            } else {
+                exchange.buffered.append(part)
+            }
+        case .end(let trailers):
+            guard let exchange = current else { return }
+            exchange.requestComplete = true
+            if let upstream = exchange.upstream {
+                upstream.write(.end(exchange.request.framing == .chunked ? trailers : nil))
+                upstream.flush()
+                armResponseTimer(exchange)
+            } else {
+                exchange.buffered.append(part)
+            }
+            if exchange.responseComplete { finishExchange(exchange, context: context) }
+        }
+    }
+
+    // MARK: forwarding
+
+    private func startExchange(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        cancelTimer()
+        observer.disarm()
+        if head.method == .CONNECT {
+            startTunnel(head, context: context)
+            return
+        }
+        var record = AccessLogRecord(kind: .request, client: clientAddress, method: head.method.rawValue)
+        let target: RequestTarget
+        let rewritten: MessageRewriter.RewrittenRequest
+        do {
+            target = try RequestTarget.parseAbsolute(head.uri)
+            record.scheme = target.scheme.rawValue
+            record.host = target.host
+            record.port = target.port
+            record.path = String(target.pathAndQuery.prefix { $0 != "?" })
+            if MessageRewriter.viaContains(head.headers, pseudonym: env.configuration.viaPseudonym) {
+                throw ProxyError.loop(head.headers[canonicalForm: "via"].joined(separator: ", "))
+            }
+            if target.scheme == .https {
+                throw ProxyError(
+                    .notImplemented,
+                    "https:// request URIs need TLS origination, which this build does not do yet; use CONNECT (curl -p, or HTTPS_PROXY) instead"
+                )
+            }
+            rewritten = try MessageRewriter.rewriteRequest(head, target: target, viaPseudonym: env.configuration.viaPseudonym)
+        } catch let error as ProxyError {
+            record.error = error.message
+            respondWithError(error, record: record, started: .now(), context: context)
+            return
+        } catch {
+            preconditionFailure("unexpected error \(error)")
+        }
+
+        let exchange = Exchange(clientHead: head, target: target, request: rewritten, record: record)
+        current = exchange
+        if !head.isKeepAlive || env.isDraining { closeAfterExchange = true }
+
+        if let pooled = pool.take(exchange.poolKey) {
+            exchange.record.reused = true
+            exchange.record.source = "pool"
+            exchange.record.dialedIP = pooled.dialedAddress?.ipAddress
+            attach(pooled, to: exchange)
+        } else {
+            connectUpstream(for: exchange, context: context)
+        }
+    }
+
+    private func connectUpstream(for exchange: Exchange, context: ChannelHandlerContext) {
+        let key = exchange.poolKey
+        env.connector.connect(
+            host: exchange.target.host,
+            port: exchange.target.port,
+            on: context.eventLoop,
+            channelInitializer: { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    var encoderConfiguration = HTTPRequestEncoder.Configuration()
+                    encoderConfiguration.automaticallySetFramingHeaders = false
+                    try sync.addHandler(HTTPRequestEncoder(configuration: encoderConfiguration))
+                    try sync.addHandler(
+                        ByteToMessageHandler(
+                            HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .forward)
+                        )
+                    )
+                    try sync.addHandler(UpstreamHTTPConnection(key: key))
+                }
+            }
+        ).assumeIsolated().whenComplete { result in
+            switch result {
+            case .success(let connected):
+                let connection = try? connected.channel.pipeline.syncOperations.handler(type: UpstreamHTTPConnection.self)
+                guard let connection, self.current === exchange, self.mode == .http else {
+                    connected.channel.close(promise: nil)
+                    return
+                }
+                connection.dialedAddress = connected.address
+                exchange.record.dialedIP = connected.address.ipAddress
+                exchange.record.source = connected.source.rawValue
+                exchange.record.resolveMs = connected.resolveTime.milliseconds
+                exchange.record.connectMs = connected.connectTime.milliseconds
+                self.attach(connection, to: exchange)
+            case .failure(let error):
+                guard self.current === exchange, let context = self.context else { return }
+                let proxyError = error as? ProxyError ?? ProxyError(.connectFailed, "cannot connect to \(exchange.target.host): \(error)")
+                self.logger.debug(
+                    "upstream connect failed",
+                    metadata: ["proxy.host": "\(exchange.target.host)", "error": "\(proxyError.shortDescription)"]
+                )
+                self.failExchangeOrConnection(context: context, error: proxyError)
+            }
+        }
+    }
+
+    private func attach(_ connection: UpstreamHTTPConnection, to exchange: Exchange) {
+        connection.delegate = self
+        connection.exchanges += 1
+        connection.setReadAllowed(context?.channel.isWritable ?? true)
+        exchange.upstream = connection
+        connection.write(.head(exchange.request.head))
+        for part in exchange.buffered {
+            switch part {
+            case .head: break
+            case .body(let buffer): connection.write(.body(.byteBuffer(buffer)))
+            case .end(let trailers): connection.write(.end(exchange.request.framing == .chunked ? trailers : nil))
+            }
+        }
+        if exchange.request.framing == .none && !exchange.requestComplete {
+            // The decoder still delivers `.end` for a bodiless request; the head alone is complete.
+        }
+        exchange.buffered.removeAll()
+        connection.flush()
+        armResponseTimer(exchange)
+        resumeReadingIfAllowed()
+    }
+
+    private func armResponseTimer(_ exchange: Exchange) {
+        guard let context else { return }
+        exchange.responseTimer?.cancel()
+        let timeout = env.configuration.upstreamTimeout
+        exchange.responseTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
+            guard let self, self.current === exchange, let context = self.context else { return }
+            let error = ProxyError(
+                .upstreamTimeout,
+                exchange.responseStarted
+                    ? "\(exchange.target.host) stopped sending the response for \(timeout.milliseconds) ms"
+                    : "\(exchange.target.host) did not answer within \(timeout.milliseconds) ms"
+            )
+            if let upstream = exchange.upstream {
+                upstream.delegate = nil
+                upstream.close()
+                exchange.upstream = nil
+            }
+            self.failExchangeOrConnection(context: context, error: error)
+        }
+    }
+
+    /// Ends the current exchange (or the connection) with `error`: an error response when nothing was
+    /// sent yet, otherwise an abrupt close (the client sees a truncated response, never a wrong one).
+    private func failExchangeOrConnection(context: ChannelHandlerContext, error: ProxyError) {
+        guard let exchange = current else {
+            var record = AccessLogRecord(kind: .request, client: clientAddress, method: "-")
+            record.error = error.message
+            respondWithError(error, record: record, started: .now(), context: context)
+            return
+        }
+        exchange.responseTimer?.cancel()
+        if let upstream = exchange.upstream {
+            upstream.delegate = nil
+            upstream.close()
+            exchange.upstream = nil
+        }
+        current = nil
+        exchange.record.error = error.message
+        if exchange.responseStarted {
+            finishRecord(exchange)
+            closeNow(context: context)
+        } else {
+            respondWithError(error, record: exchange.record, started: exchange.started, context: context)
+        }
+    }
+
+    /// Writes a short text error response, logs it, and closes the connection: the request body (if
+    /// any) was not consumed, so the connection cannot carry another request.
+    private func respondWithError(_ error: ProxyError, record: AccessLogRecord, started: NIODeadline, context: ChannelHandlerContext) {
+        mode = .closing
+        queued.removeAll()
+        var body = context.channel.allocator.buffer(capacity: error.message.utf8.count + 1)
+        body.writeString(error.message)
+        body.writeString("\n")
+        var head = HTTPResponseHead(version: .http1_1, status: error.status)
+        head.headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        head.headers.add(name: "Content-Length", value: String(body.readableBytes))
+        head.headers.add(name: "Connection", value: "close")
+        head.headers.add(name: "Cache-Control", value: "no-store")
+        head.headers.add(name: "X-Proxy-Error", value: error.shortDescription)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
+        var record = record
+        record.status = Int(error.status.code)
+        record.bytesDown = body.readableBytes
+        record.totalMs = (NIODeadline.now() - started).milliseconds
+        env.accessLog.write(record)
+        logger.debug("request failed", metadata: ["status": "\(error.status.code)", "error": "\(error.shortDescription)"])
+    }
+
+    private func closeNow(context: ChannelHandlerContext) {
+        mode = .closing
+        context.close(promise: nil)
+    }
+
+    private func finishRecord(_ exchange: Exchange) {
+        exchange.record.totalMs = (NIODeadline.now() - exchange.started).milliseconds
+        env.accessLog.write(exchange.record)
+    }
+
+    /// Both directions are done: log, return the upstream connection to the pool when it can be
+    /// reused, and move on to the next request (or close).
+    private func finishExchange(_ exchange: Exchange, context: ChannelHandlerContext) {
+        guard exchange.requestComplete, exchange.responseComplete, current === exchange else { return }
+        current = nil
+        exchange.responseTimer?.cancel()
+        finishRecord(exchange)
+        if let upstream = exchange.upstream {
+            exchange.upstream = nil
+            if let response = exchange.response, !response.upstreamWillClose {
+                pool.put(upstream)
+            } else {
+                upstream.delegate = nil
+                upstream.close()
+            }
+        }
+        if closeAfterExchange || (exchange.response?.closeClient ?? true) {
+            mode = .closing
+            context.close(promise: nil)
+            return
+        }
+        becameIdle(context: context)
+        while current == nil || !(current!.requestComplete), let part = queued.popFirst() {
+            handle(part, context: context)
+            if mode != .http { return }
+        }
+        resumeReadingIfAllowed()
+    }
+
+    /// Finishes an exchange whose response ended before the client sent its whole request (e.g. the
+    /// origin answered 413 early): the rest of the body cannot be skipped safely, so close.
+    private func finishEarlyResponse(_ exchange: Exchange, context: ChannelHandlerContext) {
+        closeAfterExchange = true
+        current = nil
+        exchange.responseTimer?.cancel()
+        finishRecord(exchange)
+        if let upstream = exchange.upstream {
+            upstream.delegate = nil
+            upstream.close()
+        }
+        mode = .closing
+        context.flush()
+        context.close(promise: nil)
+    }
+
+    // MARK: timers
+
+    private func becameIdle(context: ChannelHandlerContext) {
+        cancelTimer()
+        let idleTimeout = env.configuration.clientIdleTimeout
+        timer = context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout) { [weak self] in
+            guard let self, self.current == nil, self.mode == .http, let context = self.context else { return }
+            self.closeNow(context: context)
+        }
+        observer.arm { [weak self] in
+            self?.requestStarted()
+        }
+    }
+
+    /// The first bytes of a request arrived: the head must be complete within the header timeout.
+    private func requestStarted() {
+        guard let context, current == nil else { return }
+        cancelTimer()
+        timer = context.eventLoop.assumeIsolated().scheduleTask(in: env.configuration.headerTimeout) { [weak self] in
+            guard let self, self.current == nil, self.mode == .http, let context = self.context else { return }
+            self.respondWithError(
+                ProxyError(.requestTimeout, "the request head was not received within \(self.env.configuration.headerTimeout.milliseconds) ms"),
+                record: AccessLogRecord(kind: .request, client: self.clientAddress, method: "-"),
+                started: .now(),
+                context: context
+            )
+        }
+    }
+
+    private func cancelTimer() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    static func format(_ address: SocketAddress) -> String {
+        guard let ip = address.ipAddress, let port = address.port else { return "\(address)" }
+        return address.protocol == .inet6 ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+    }
+}
+
+// MARK: - upstream events
+
+extension ClientConnectionHandler: UpstreamHTTPDelegate {
+    func upstream(_ connection: UpstreamHTTPConnection, received part: HTTPClientResponsePart) {
+        guard let exchange = current, exchange.upstream === connection, let context else {
+            connection.delegate = nil
+            connection.close()
+            return
+        }
+        exchange.sawResponseBytes = true
+        switch part {
+        case .head(let head):
+            let code = head.status.code
+            if (100..<200).contains(code) && code != 101 {
+                // Interim responses (100 Continue, 103 Early Hints) go to HTTP/1.1 clients as they are.
+                guard exchange.clientHead.version.minor >= 1 else { return }
+                var interim = HTTPResponseHead(version: .http1_1, status: head.status)
+                for (name, value) in head.headers where !MessageRewriter.hopByHop.contains(name.lowercased()) {
+                    interim.headers.add(name: name, value: value)
+                }
+                context.write(wrapOutboundOut(.head(interim)), promise: nil)
+                armResponseTimer(exchange)
+                return
+            }
+            let isUpgrade = exchange.request.isUpgrade && code == 101
+            let response = MessageRewriter.rewriteResponse(
+                head,
+                requestMethod: exchange.clientHead.method,
+                clientVersion: exchange.clientHead.version,
+                clientKeepAlive: exchange.clientHead.isKeepAlive && !closeAfterExchange,
+                isUpgradeResponse: isUpgrade,
+                viaPseudonym: env.configuration.viaPseudonym
+            )
+            exchange.response = response
+            exchange.record.status = Int(code)
+            exchange.record.ttfbMs = (NIODeadline.now() - exchange.started).milliseconds
+            if exchange.request.isUpgrade && !isUpgrade {
+                // The decoder stopped parsing after the upgrade request; this connection cannot
+                // carry another request.
+                closeAfterExchange = true
+            }
+            context.write(wrapOutboundOut(.head(response.head)), promise: nil)
+            if isUpgrade {
+                context.flush()
+                switchToUpgradedTunnel(exchange, connection: connection, context: context)
+                return
+            }
+            armResponseTimer(exchange)
+        case .body(let buffer):
+            exchange.record.bytesDown += buffer.readableBytes
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            armResponseTimer(exchange)
+        case .end(let trailers):
+            exchange.responseComplete = true
+            exchange.responseTimer?.cancel()
+            let forwardTrailers = exchange.response?.clientFraming == .chunked ? trailers : nil
+            context.writeAndFlush(wrapOutboundOut(.end(forwardTrailers)), promise: nil)
+            if exchange.requestComplete {
+                finishExchange(exchange, context: context)
+            } else {
+                finishEarlyResponse(exchange, context: context)
+            }
+        }
+    }
+
+    func upstreamReadComplete(_ connection: UpstreamHTTPConnection) {
+        context?.flush()
+    }
+
+    func upstreamWritabilityChanged(_ connection: UpstreamHTTPConnection) {
+        resumeReadingIfAllowed()
+    }
+
+    func upstreamClosed(_ connection: UpstreamHTTPConnection, error: (any Error)?) {
+        guard let exchange = current, exchange.upstream === connection, let context else { return }
+        exchange.upstream = nil
+        if exchange.responseComplete { return }
+        if !exchange.sawResponseBytes && exchange.record.reused && !exchange.retried && exchange.isSafeToRetry {
+            // The origin closed an idle keep-alive connection just as we reused it.
+            exchange.retried = true
+            exchange.record.reused = false
+            exchange.responseTimer?.cancel()
+            if exchange.requestComplete { exchange.buffered = [.end(nil)] }
+            logger.debug("retrying on a new connection after a pooled one closed", metadata: ["proxy.host": "\(exchange.target.host)"])
+            connectUpstream(for: exchange, context: context)
+            return
+        }
+        let reason = error.map { " (\(UpstreamConnector.shortReason($0)))" } ?? ""
+        failExchangeOrConnection(
+            context: context,
+            error: ProxyError(
+                .upstreamClosed,
+                exchange.responseStarted
+                    ? "\(exchange.target.host) closed the connection mid-response\(reason)"
+                    : "\(exchange.target.host) closed the connection without answering\(reason)"
+            )
+        )
+    }
+}
+
+// MARK: - tunnels
+
+extension ClientConnectionHandler {
+    private func startTunnel(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let started = NIODeadline.now()
+        var record = AccessLogRecord(kind: .tunnel, client: clientAddress, method: "CONNECT")
+        let target: RequestTarget
+        do {
+            target = try RequestTarget.parseConnectAuthority(head.uri)
+            record.scheme = "tcp"
+            record.host = target.host
+            record.port = target.port
+            let allowedPorts = env.configuration.connectPorts
+            guard allowedPorts.contains(target.port) else {
+                throw ProxyError.connectPortDenied(target.port, allowed: allowedPorts)
+            }
+            if MessageRewriter.viaContains(head.headers, pseudonym: env.configuration.viaPseudonym) {
+                throw ProxyError.loop(head.headers[canonicalForm: "via"].joined(separator: ", "))
+            }
+        } catch let error as ProxyError {
+            record.error = error.message
+            respondWithError(error, record: record, started: started, context: context)
+            return
+        } catch {
+            preconditionFailure("unexpected error \(error)")
+        }
+
+        mode = .connectingTunnel
+        env.connector.connect(
+            host: target.host,
+            port: target.port,
+            on: context.eventLoop,
+            channelInitializer: { channel in channel.eventLoop.makeSucceededVoidFuture() }
+        ).assumeIsolated().whenComplete { result in
+            switch result {
+            case .success(let connected):
+                guard self.mode == .connectingTunnel, let context = self.context else {
+                    connected.channel.close(promise: nil)
+                    return
+                }
+                record.dialedIP = connected.address.ipAddress
+                record.source = connected.source.rawValue
+                record.resolveMs = connected.resolveTime.milliseconds
+                record.connectMs = connected.connectTime.milliseconds
+                record.status = 200
+                self.switchToConnectTunnel(upstream: connected.channel, record: record, started: started, context: context)
+            case .failure(let error):
+                guard self.mode == .connectingTunnel, let context = self.context else { return }
+                let proxyError = error as? ProxyError ?? ProxyError(.connectFailed, "cannot connect to \(target.host): \(error)")
+                record.error = proxyError.message
+                self.respondWithError(proxyError, record: record, started: started, context: context)
+            }
+        }
+    }
+
+    private func switchToConnectTunnel(upstream: any Channel, record: AccessLogRecord, started: NIODeadline, context: ChannelHandlerContext) {
+        mode = .switching
+        let pipeline = context.pipeline.syncOperations
+        let removals: [EventLoopFuture<Void>] = [
+            pipeline.removeHandler(context: (try? pipeline.context(handlerType: HTTPResponseEncoder.self))!),
+            pipeline.removeHandler(context: (try? pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self))!),
+        ]
+        EventLoopFuture.andAllSucceed(removals, on: context.eventLoop).assumeIsolated().whenComplete { result in
+            guard case .success = result, let context = self.context, upstream.isActive else {
+                upstream.close(promise: nil)
+                self.context?.close(promise: nil)
+                return
+            }
+            var established = context.channel.allocator.buffer(capacity: 64)
+            established.writeString("HTTP/1.1 200 Connection established\r\n\r\n")
+            context.writeAndFlush(NIOAny(established), promise: nil)
+            self.installGlue(upstream: upstream, upstreamRaw: [], record: record, started: started, context: context)
+        }
+    }
+
+    private func switchToUpgradedTunnel(_ exchange: Exchange, connection: UpstreamHTTPConnection, context: ChannelHandlerContext) {
+        mode = .switching
+        exchange.responseTimer?.cancel()
+        current = nil
+        connection.delegate = nil
+        connection.startCollecting(expectingEnd: true)
+        guard let upstream = connection.channel else {
+            closeNow(context: context)
+            return
+        }
+        let clientPipeline = context.pipeline.syncOperations
+        let upstreamPipeline = upstream.pipeline.syncOperations
+        let removals: [EventLoopFuture<Void>] = [
+            clientPipeline.removeHandler(context: (try? clientPipeline.context(handlerType: HTTPResponseEncoder.self))!),
+            clientPipeline.removeHandler(context: (try? clientPipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self))!),
+            upstreamPipeline.removeHandler(context: (try? upstreamPipeline.context(handlerType: HTTPRequestEncoder.self))!),
+            upstreamPipeline.removeHandler(context: (try? upstreamPipeline.context(handlerType: ByteToMessageHandler<HTTPResponseDecoder>.self))!),
+        ]
+        var record = exchange.record
+        record.kind = .tunnel
+        let started = exchange.started
+        EventLoopFuture.andAllSucceed(removals, on: context.eventLoop).assumeIsolated().whenComplete { result in
+            guard case .success = result, let context = self.context, upstream.isActive else {
+                upstream.close(promise: nil)
+                self.context?.close(promise: nil)
+                return
+            }
+            let upstreamRaw = connection.takeCollected()
+            _ = try? upstreamPipeline.removeHandler(connection)
+            self.installGlue(upstream: upstream, upstreamRaw: upstreamRaw, record: record, started: started, context: context)
+        }
+    }
+
+    /// Both channels carry raw bytes now: splice them and hand over what arrived during the switch.
+    private func installGlue(upstream: any Channel, upstreamRaw: [NIOAny], record: AccessLogRecord, started: NIODeadline, context: ChannelHandlerContext) {
+        let accessLog = env.accessLog
+        let recorder = TunnelRecorder(record: record, started: started) { accessLog.write($0) }
+        let (clientGlue, upstreamGlue) = GlueHandler.matchedPair(recorder: recorder)
+        do {
+            _ = context.channel.setOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            _ = upstream.setOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            try context.pipeline.syncOperations.addHandler(
+                IdleStateHandler(allTimeout: env.configuration.tunnelIdleTimeout),
+                position: .after(self)
+            )
+            try context.pipeline.syncOperations.addHandler(clientGlue, position: .last)
+            try upstream.pipeline.syncOperations.addHandler(upstreamGlue)
+        } catch {
+            upstream.close(promise: nil)
+            closeNow(context: context)
+            return
+        }
+        for data in upstreamRaw {
+            upstream.pipeline.fireChannelRead(data)
+        }
+        let clientRaw = rawPending
+        rawPending = []
+        for data in clientRaw {
+            context.fireChannelRead(data)
+        }
+        upstream.pipeline.fireChannelReadComplete()
+        context.fireChannelReadComplete()
+        cancelTimer()
+        observer.disarm()
+        _ = try? context.pipeline.syncOperations.removeHandler(observer)
+        let client = context.channel
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        // Reads were held while switching; let both sides start.
+        upstream.read()
+        client.read()
+    }
+}
+
+@available(*, unavailable)
+extension ClientConnectionHandler: Sendable {}

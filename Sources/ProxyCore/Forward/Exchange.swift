@@ -1,0 +1,49 @@
+import NIOCore
+import NIOHTTP1
+
+/// One request/response pair on a client connection, from the request head to the end of the
+/// response. Lives only on the client's event loop.
+final class Exchange {
+    let clientHead: HTTPRequestHead
+    let target: RequestTarget
+    let request: MessageRewriter.RewrittenRequest
+    let started: NIODeadline
+    var record: AccessLogRecord
+
+    var upstream: UpstreamHTTPConnection?
+    /// Request parts that arrived before an upstream connection was ready.
+    var buffered: [HTTPServerRequestPart] = []
+    var requestComplete = false
+    var response: MessageRewriter.RewrittenResponse?
+    var responseComplete = false
+    var responseTimer: Scheduled<Void>?
+    /// A pooled connection may have been closed by the origin just as we reused it; such a request
+    /// is sent again once on a new connection when that is safe.
+    var retried = false
+    /// The upstream has produced at least one byte of response (interim or final).
+    var sawResponseBytes = false
+
+    init(clientHead: HTTPRequestHead, target: RequestTarget, request: MessageRewriter.RewrittenRequest, record: AccessLogRecord) {
+        self.clientHead = clientHead
+        self.target = target
+        self.request = request
+        self.started = .now()
+        self.record = record
+    }
+
+    var poolKey: PoolKey { PoolKey(scheme: target.scheme, host: target.host, port: target.port) }
+
+    var responseStarted: Bool { response != nil }
+
+    /// Idempotent (RFC 9110 §9.2.2) and without a body: replaying it cannot do harm.
+    var isSafeToRetry: Bool {
+        guard request.framing == .none, !request.isUpgrade else { return false }
+        switch clientHead.method {
+        case .GET, .HEAD, .OPTIONS, .TRACE, .PUT, .DELETE: return true
+        default: return false
+        }
+    }
+}
+
+@available(*, unavailable)
+extension Exchange: Sendable {}

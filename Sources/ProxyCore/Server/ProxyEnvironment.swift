@@ -1,0 +1,49 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import ProxyConfig
+
+/// Everything a client connection needs, shared by all connections of one server.
+final class ProxyEnvironment: Sendable {
+    let configuration: ProxyConfiguration
+    let connector: UpstreamConnector
+    let accessLog: AccessLogWriter
+    let logger: Logger
+    private let pools: [ObjectIdentifier: UpstreamPool]
+    private let drainingBox = NIOLockedValueBox(false)
+
+    init(
+        configuration: ProxyConfiguration,
+        connector: UpstreamConnector,
+        accessLog: AccessLogWriter,
+        logger: Logger,
+        eventLoops: [any EventLoop]
+    ) {
+        self.configuration = configuration
+        self.connector = connector
+        self.accessLog = accessLog
+        self.logger = logger
+        var pools: [ObjectIdentifier: UpstreamPool] = [:]
+        for loop in eventLoops {
+            pools[ObjectIdentifier(loop)] = UpstreamPool(
+                eventLoop: loop,
+                maxIdlePerOrigin: configuration.poolMaxIdle,
+                idleTimeout: configuration.poolIdleTimeout
+            )
+        }
+        self.pools = pools
+    }
+
+    func pool(for eventLoop: any EventLoop) -> UpstreamPool {
+        guard let pool = pools[ObjectIdentifier(eventLoop)] else {
+            preconditionFailure("no upstream pool for event loop \(eventLoop)")
+        }
+        return pool
+    }
+
+    var allPools: [UpstreamPool] { Array(pools.values) }
+
+    var isDraining: Bool { drainingBox.withLockedValue { $0 } }
+
+    func startDraining() { drainingBox.withLockedValue { $0 = true } }
+}

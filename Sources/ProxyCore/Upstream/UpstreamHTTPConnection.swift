@@ -1,0 +1,161 @@
+import NIOCore
+import NIOHTTP1
+
+/// Receives what one upstream HTTP connection produces while it serves an exchange.
+protocol UpstreamHTTPDelegate: AnyObject {
+    func upstream(_ connection: UpstreamHTTPConnection, received part: HTTPClientResponsePart)
+    func upstreamReadComplete(_ connection: UpstreamHTTPConnection)
+    func upstreamWritabilityChanged(_ connection: UpstreamHTTPConnection)
+    func upstreamClosed(_ connection: UpstreamHTTPConnection, error: (any Error)?)
+}
+
+/// Identifies interchangeable upstream connections.
+struct PoolKey: Hashable {
+    var scheme: RequestTarget.Scheme
+    var host: String
+    var port: Int
+}
+
+/// The last handler of an upstream HTTP/1.1 channel. It belongs to the pool while idle and to one
+/// client exchange while busy; reads are gated by the client's writability (backpressure).
+final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    let key: PoolKey
+    private(set) var context: ChannelHandlerContext?
+    weak var delegate: (any UpstreamHTTPDelegate)?
+    /// Called when the connection closes while idle in the pool.
+    var onIdleClose: ((UpstreamHTTPConnection) -> Void)?
+    var idleTimer: Scheduled<Void>?
+
+    private(set) var isClosed = false
+    private(set) var closeError: (any Error)?
+    private var readAllowed = true
+    private var pendingRead = false
+    /// Raw bytes left over while switching to a tunnel (after an HTTP upgrade).
+    private(set) var collected: [NIOAny]?
+    private var awaitingEnd = false
+    var dialedAddress: SocketAddress?
+    var exchanges = 0
+
+    init(key: PoolKey) {
+        self.key = key
+    }
+
+    var channel: (any Channel)? { context?.channel }
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+    var isUsable: Bool { !isClosed && (context?.channel.isActive ?? false) }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    // MARK: writes from the exchange
+
+    func write(_ part: HTTPClientRequestPart) {
+        context?.write(wrapOutboundOut(part), promise: nil)
+    }
+
+    func flush() {
+        context?.flush()
+    }
+
+    func setReadAllowed(_ allowed: Bool) {
+        readAllowed = allowed
+        if allowed && pendingRead, let context {
+            pendingRead = false
+            context.read()
+        }
+    }
+
+    func close() {
+        guard let context, !isClosed else { return }
+        context.close(promise: nil)
+    }
+
+    /// Stop interpreting inbound data: everything from now on is raw tunnel bytes kept for the glue.
+    /// `expectingEnd`: the decoder still owes the `.end` of the 101 response, which is dropped.
+    func startCollecting(expectingEnd: Bool) {
+        collected = []
+        awaitingEnd = expectingEnd
+    }
+
+    func takeCollected() -> [NIOAny] {
+        let out = collected ?? []
+        collected = nil
+        return out
+    }
+
+    // MARK: ChannelHandler
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if collected != nil {
+            if awaitingEnd {
+                if case .end = unwrapInboundIn(data) { awaitingEnd = false }
+                return
+            }
+            collected!.append(data)
+            return
+        }
+        guard let delegate else {
+            // An idle pooled connection must not receive anything: the origin broke framing.
+            context.close(promise: nil)
+            return
+        }
+        delegate.upstream(self, received: unwrapInboundIn(data))
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        delegate?.upstreamReadComplete(self)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        delegate?.upstreamWritabilityChanged(self)
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        isClosed = true
+        idleTimer?.cancel()
+        idleTimer = nil
+        if let delegate {
+            self.delegate = nil
+            delegate.upstreamClosed(self, error: closeError)
+        } else {
+            onIdleClose?(self)
+        }
+        onIdleClose = nil
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if closeError == nil { closeError = error }
+        context.close(promise: nil)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            // The origin finished sending; the decoder has already delivered the end of a
+            // close-delimited body. Nothing more can be sent on this connection.
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if readAllowed || collected != nil {
+            context.read()
+        } else {
+            pendingRead = true
+        }
+    }
+}
+
+@available(*, unavailable)
+extension UpstreamHTTPConnection: Sendable {}

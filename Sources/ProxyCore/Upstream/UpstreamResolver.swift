@@ -1,0 +1,25 @@
+import NIOCore
+
+/// Where an answer came from; goes to the access log and statistics.
+public enum ResolutionSource: String, Sendable {
+    /// The request named an IP address.
+    case literal
+    /// getaddrinfo.
+    case system
+}
+
+public struct Resolution: Sendable {
+    public var addresses: [SocketAddress]
+    public var source: ResolutionSource
+
+    public init(addresses: [SocketAddress], source: ResolutionSource) {
+        self.addresses = addresses
+        self.source = source
+    }
+}
+
+/// Resolves upstream host names. Implementations answer on the given event loop; a cached answer
+/// should complete synchronously (an already-succeeded future) so the hot path does no thread hop.
+public protocol UpstreamResolver: Sendable {
+    func resolve(host: String, port: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Resolution>
+}

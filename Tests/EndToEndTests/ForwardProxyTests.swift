@@ -1,0 +1,222 @@
+import Foundation
+import NIOHTTP1
+import Testing
+
+/// Plain HTTP/1.1 forwarding (absolute-form requests) through the proxy, and its error answers.
+@Suite("Forward proxy", .timeLimit(.minutes(2)))
+struct ForwardProxyTests {
+    /// Loopback is denied by the proxy's SSRF guard unless explicitly allowed.
+    static let allowLoopback = ["--allow-destination", "127.0.0.0/8"]
+
+    @Test func getIsForwardedWithViaAndLogged() throws {
+        let origin = try TestOrigin()
+        let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        let response = try Curl.fetch(
+            origin.url("/hello"), proxy: proxy.proxyURL, extra: ["-H", "Proxy-Connection: keep-alive"])
+        #expect(response.exitCode == 0, "curl: \(response.stderr)")
+        #expect(response.status == 200, proxy.diagnostics)
+        #expect(response.bodyText == "hello")
+
+        let seen = try #require(origin.requests().last, "origin received no request")
+        #expect(seen.uri == "/hello", "the proxy must send origin-form upstream")
+        #expect(seen.headers["host"] == ["127.0.0.1:\(origin.port)"])
+        #expect(seen.headers["via"].contains { $0.contains("httpdns-proxy") }, "Via: \(seen.headers["via"])")
+        #expect(seen.headers["proxy-connection"].isEmpty)
+
+        let entry = try #require(
+            proxy.waitForAccessLog(where: { $0.string("type") == "request" && $0.string("path") == "/hello" }),
+            "no access log line for the request; \(proxy.diagnostics)")
+        #expect(entry.int("status") == 200, "\(entry.jsonText)")
+        #expect(entry.string("method") == "GET", "\(entry.jsonText)")
+        #expect(entry.string("host") == "127.0.0.1", "\(entry.jsonText)")
+        #expect(entry.int("port") == origin.port, "\(entry.jsonText)")
+        #expect(entry.string("ip") == "127.0.0.1", "\(entry.jsonText)")
+        #expect(entry.string("error") == nil, "\(entry.jsonText)")
+    }
+
+    @Test func hopByHopHeadersAreStripped() throws {
+        let origin = try TestOrigin()
+        let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        let client = try RawClient(port: proxy.port)
+        try client.send(
+            "GET \(origin.url("/hello")) HTTP/1.1\r\n"
+                + "Host: \(origin.authority)\r\n"
+                + "Connection: keep-alive, X-Secret-Hop\r\n"
+                + "X-Secret-Hop: 1\r\n"
+                + "Proxy-Connection: keep-alive\r\n"
+                + "Proxy-Authorization: Basic Zm9vOmJhcg==\r\n"
+                + "Keep-Alive: timeout=5\r\n"
+                + "X-Keep: yes\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.statusCode == 200, proxy.diagnostics)
+        #expect(response.bodyText == "hello")
+
+        let seen = try #require(origin.requests().last, "origin received no request")
+        #expect(seen.headers["x-secret-hop"].isEmpty, "header named in Connection was forwarded")
+        #expect(seen.headers["proxy-connection"].isEmpty)
+        #expect(seen.headers["proxy-authorization"].isEmpty)
+        #expect(seen.headers["keep-alive"].isEmpty)
+        #expect(!seen.headers["connection"].joined(separator: ",").lowercased().contains("x-secret-hop"))
+        #expect(seen.headers["x-keep"] == ["yes"])
+    }
+
+    @Test func chunkedUploadOf5MiB() throws {
+        let origin = try TestOrigin()
+        let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        let body = Data(BytePattern.bytes(count: 5 << 20, offset: 13))
+        let response = try Curl.fetch(
+            origin.url("/digest"), proxy: proxy.proxyURL,
+            // "Expect:" stops curl from sending Expect: 100-continue (and waiting 1 s for an answer /digest never gives).
+            extra: ["-T", "-", "-H", "Transfer-Encoding: chunked", "-H", "Expect:"], stdin: body, timeout: .seconds(60))
+        #expect(response.exitCode == 0, "curl: \(response.stderr)")
+        #expect(response.status == 200, proxy.diagnostics)
+        let digest = try #require(TestOrigin.parseDigest(response.body), "not a digest: \(response.bodyText.prefix(300))")
+        #expect(digest.bytes == body.count)
+        #expect(digest.fnv == TestOrigin.fnv(of: body))
+    }
+
+    @Test(arguments: [false, true])
+    func download50MiB(chunked: Bool) throws {
+        let size = 50 << 20
+        let origin = try TestOrigin()
+        let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        let path = "/bytes/\(size)" + (chunked ? "?chunked=1" : "")
+        let response = try Curl.fetch(origin.url(path), proxy: proxy.proxyURL, timeout: .seconds(90))
+        #expect(response.exitCode == 0, "curl: \(response.stderr)")
+        #expect(response.status == 200, proxy.diagnostics)
+        #expect(response.body.count == size)
+        let mismatch = BytePattern.firstMismatch(in: response.body)
+        #expect(mismatch == nil, "body differs from the origin's pattern at byte \(mismatch ?? -1)")
+    }
+
+    @Test func fortyKeepAliveRequestsShareOneUpstreamConnection() throws {
+        let origin = try TestOrigin()
+        let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        let urls = Array(repeating: origin.url("/hello"), count: 40)
+        let result = try Curl.run(["-sS", "-x", proxy.proxyURL, "-w", "=%{http_code}\n"] + urls, timeout: .seconds(60))
+        #expect(result.exitCode == 0, "curl: \(result.stderr)")
+        let lines = result.stdoutText.split(separator: "\n")
+        #expect(lines.count == 40)
+        #expect(lines.allSatisfy { $0 == "hello=200" }, "\(result.stdoutText.prefix(500))")
+        #expect(origin.requests().count == 40)
+        #expect(origin.connectionCount == 1, "the proxy should reuse one pooled upstream connection")
+
+        let entries = proxy.waitForAccessLogs(count: 40, where: { $0.string("path") == "/hello" })
+        let logged = try #require(entries, "expected 40 access log lines; \(proxy.diagnostics)")
+        #expect(logged.filter { $0.bool("reused") == true }.count >= 39, "reused flags: \(logged.map { $0.bool("reused") })")
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() throws {
+        let origin = try TestOrigin()
+        let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        let client = try RawClient(port: proxy.port)
+        let requests = (1...3).map {
+            "GET \(origin.url("/bytes/\($0)")) HTTP/1.1\r\nHost: \(origin.authority)\r\n\r\n"
+        }
+        try client.send(requests.joined())
+        for size in 1...3 {
+            let response = try client.readResponse()
+            #expect(response.statusCode == 200, proxy.diagnostics)
+            #expect(response.body == BytePattern.bytes(count: size), "response #\(size) out of order or wrong")
+        }
+    }
+
+    @Test func closeDelimitedOriginResponseIsDeliveredCompletely() throws {
+        let size = 300_000
+        let origin = try TestOrigin()
+        let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        let client = try RawClient(port: proxy.port)
+        try client.send("GET \(origin.url("/close-delimited/\(size)")) HTTP/1.1\r\nHost: \(origin.authority)\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.statusCode == 200, proxy.diagnostics)
+        #expect(response.body.count == size)
+        #expect(BytePattern.firstMismatch(in: response.body) == nil)
+    }
+
+    @Test func expect100ContinueUpload() throws {
+        let origin = try TestOrigin()
+        let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        let body = Data(BytePattern.bytes(count: 64 << 10, offset: 3))
+        // With a long --expect100-timeout, curl only sends the body early if a 100 Continue reaches it.
+        let response = try Curl.fetch(
+            origin.url("/expect"), proxy: proxy.proxyURL,
+            extra: ["--data-binary", "@-", "-H", "Expect: 100-continue", "--expect100-timeout", "10"],
+            stdin: body)
+        #expect(response.exitCode == 0, "curl: \(response.stderr)")
+        #expect(response.allHeads.contains("HTTP/1.1 100"), "no 100 Continue reached the client: \(response.allHeads)")
+        #expect(response.status == 200, proxy.diagnostics)
+        let digest = try #require(TestOrigin.parseDigest(response.body), "not a digest: \(response.bodyText.prefix(300))")
+        #expect(digest.bytes == body.count)
+        #expect(digest.fnv == TestOrigin.fnv(of: body))
+    }
+
+    @Test func upgradeSwitchesToRawEcho() throws {
+        let origin = try TestOrigin()
+        let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        let client = try RawClient(port: proxy.port)
+        try client.send(
+            "GET \(origin.url("/upgrade")) HTTP/1.1\r\nHost: \(origin.authority)\r\n"
+                + "Upgrade: echo\r\nConnection: upgrade\r\n\r\n")
+        let head = try client.readHead()
+        #expect(head.statusCode == 101, "\(head)\n\(proxy.diagnostics)")
+        try client.send("ping-123")
+        #expect(String(decoding: try client.read(exactly: 8), as: UTF8.self) == "ping-123")
+    }
+
+    // MARK: - Errors
+
+    @Test func malformedRequestGets400() throws {
+        let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        let client = try RawClient(port: proxy.port)
+        try client.send("GARBAGE\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.statusCode == 400, proxy.diagnostics)
+        #expect(!response.body.isEmpty)
+    }
+
+    @Test func originFormRequestGets400() throws {
+        let origin = try TestOrigin()
+        let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        let client = try RawClient(port: proxy.port)
+        try client.send("GET /hello HTTP/1.1\r\nHost: \(origin.authority)\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.statusCode == 400, proxy.diagnostics)
+        #expect(origin.connectionCount == 0)
+    }
+
+    @Test func loopbackDestinationIsDeniedByDefault() throws {
+        let origin = try TestOrigin()
+        let proxy = try ProxyProcess.launch()
+        let response = try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL)
+        #expect(response.status == 403, proxy.diagnostics)
+        #expect(response.bodyText.lowercased().contains("loopback"), "body: \(response.bodyText)")
+        #expect(origin.connectionCount == 0)
+    }
+
+    @Test func refusedUpstreamGets502Fast() throws {
+        let port = try Loopback.unusedPort()
+        let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let response = try Curl.fetch("http://127.0.0.1:\(port)/hello", proxy: proxy.proxyURL)
+        let elapsed = clock.now - start
+        #expect(response.status == 502, proxy.diagnostics)
+        #expect(!response.body.isEmpty)
+        #expect(elapsed < .seconds(5), "took \(elapsed)")
+        let entry = proxy.waitForAccessLog(where: { $0.int("status") == 502 })
+        #expect(entry.map { !($0.string("error") ?? "").isEmpty } == true, "access log: \(proxy.stdoutText())")
+    }
+
+    @Test func slowUpstreamGets504() throws {
+        let origin = try TestOrigin()
+        let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--upstream-timeout", "300ms"])
+        let clock = ContinuousClock()
+        let start = clock.now
+        let response = try Curl.fetch(origin.url("/slow"), proxy: proxy.proxyURL)
+        let elapsed = clock.now - start
+        #expect(response.status == 504, proxy.diagnostics)
+        #expect(elapsed >= .milliseconds(250), "answered before the upstream timeout: \(elapsed)")
+        #expect(elapsed < .seconds(10), "took \(elapsed)")
+        #expect(origin.requests().count == 1)
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Start-up and graceful shutdown of the proxy process.
+@Suite("Lifecycle", .timeLimit(.minutes(1)))
+struct LifecycleTests {
+    @Test func startsAndListensOnBothPorts() throws {
+        let proxy = try ProxyProcess.launch()
+        #expect(proxy.port > 0 && proxy.adminPort > 0 && proxy.port != proxy.adminPort)
+        _ = try RawClient(port: proxy.port)
+        _ = try RawClient(port: proxy.adminPort)
+        #expect(proxy.isRunning)
+    }
+
+    @Test func idleProxyExitsCleanlyOnSIGTERM() throws {
+        let proxy = try ProxyProcess.launch()
+        proxy.signal(SIGTERM)
+        let status = proxy.waitForExit(timeout: .seconds(10))
+        #expect(status == 0, "exit status \(String(describing: status)); \(proxy.diagnostics)")
+        #expect(RawClient.connectionIsRejected(port: proxy.port))
+    }
+
+    @Test func sigtermDrainsInFlightDownloadThenExits() throws {
+        let size = 20 << 20
+        let origin = try TestOrigin()
+        let proxy = try ProxyProcess.launch(["--allow-destination", "127.0.0.0/8"])
+        let client = try RawClient(port: proxy.port, timeout: .seconds(20))
+        try client.send("GET \(origin.url("/bytes/\(size)")) HTTP/1.1\r\nHost: \(origin.authority)\r\n\r\n")
+        let head = try client.readHead()
+        #expect(head.statusCode == 200, "\(head)\n\(proxy.diagnostics)")
+
+        proxy.signal(SIGTERM)
+        let body = try client.readBody(for: head)
+        #expect(body.count == size)
+        #expect(BytePattern.firstMismatch(in: body) == nil, "body corrupted during shutdown")
+
+        #expect(RawClient.connectionIsRejected(port: proxy.port), "the proxy still accepts connections after SIGTERM")
+        client.close()
+        let status = proxy.waitForExit(timeout: .seconds(15))
+        #expect(status == 0, "exit status \(String(describing: status)); \(proxy.diagnostics)")
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// In-process HTTP/1.1 origin server (SwiftNIO) on a loopback address and an ephemeral port.
+///
+/// Routes:
+/// - `GET /hello` → 200 "hello", echoing `X-Seen-Host`, `X-Seen-Via`, `X-Seen-Connection` ("none" when absent).
+/// - `GET /bytes/N[?chunked=1]` → N pattern bytes (`BytePattern`), streamed in 64 KiB pieces with backpressure.
+/// - `POST|PUT /digest` → `{"bytes":N,"fnv":"<hex>","te":"<TE or none>","cl":"<CL or none>"}`.
+/// - `POST /expect` → like /digest, but first sends `100 Continue` if asked with `Expect: 100-continue`.
+/// - `GET /slow` → never answers.
+/// - `GET /close-delimited/N` → 200 without Content-Length/chunked, N pattern bytes, then close.
+/// - `GET /reset` → closes the connection without answering.
+/// - `GET /upgrade` (`Upgrade: echo`, `Connection: upgrade`) → 101, then raw echo of every byte.
+/// - anything else → 404.
+final class TestOrigin: Sendable {
+    let host: String
+    let port: Int
+
+    private let serverChannel: Channel
+    private let connections = Guarded(0)
+    private let children = Guarded([Channel]())
+    private let recorded = Guarded([HTTPRequestHead]())
+
+    /// Binds on `host` (a loopback address: 127.0.0.1, 127.0.0.2, ::1, ...) and port 0.
+    init(host: String = "127.0.0.1") throws {
+        self.host = host
+        let connections = self.connections
+        let children = self.children
+        let recorded = self.recorded
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.allowRemoteHalfClosure, value: false)
+            .childChannelInitializer { channel in
+                connections.withLock { $0 += 1 }
+                children.withLock { $0.append(channel) }
+                return channel.eventLoop.makeCompletedFuture {
+                    let tap = RawTap()
+                    let encoder = HTTPResponseEncoder()
+                    let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(tap, name: "raw-tap")
+                    try sync.addHandler(decoder, name: "decoder")
+                    try sync.addHandler(encoder, name: "encoder")
+                    try sync.addHandler(HTTPServerPipelineHandler(), name: "pipelining")
+                    try sync.addHandler(OriginHandler(recorder: recorded, rawTap: tap), name: "origin")
+                }
+            }
+        let channel = try bootstrap.bind(host: host, port: 0).wait()
+        self.serverChannel = channel
+        guard let port = channel.localAddress?.port else {
+            channel.close(promise: nil)
+            throw TestOriginError.noPort
+        }
+        self.port = port
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// "127.0.0.1:PORT", or "[::1]:PORT" for IPv6.
+    var authority: String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// "http://AUTHORITY" + path (path starts with "/").
+    func url(_ path: String) -> String {
+        "http://\(authority)\(path)"
+    }
+
+    /// TCP connections accepted so far.
+    var connectionCount: Int {
+        connections.withLock { $0 }
+    }
+
+    /// Every request head received so far, in arrival order.
+    func requests() -> [HTTPRequestHead] {
+        recorded.withLock { $0 }
+    }
+
+    /// Waits until at least `count` requests were received; returns them, or nil on timeout.
+    func waitForRequests(count: Int, timeout: Duration = .seconds(10)) -> [HTTPRequestHead]? {
+        recorded.wait(timeout: timeout) { $0.count >= count ? $0 : nil }
+    }
+
+    /// Closes the listener and every accepted connection.
+    func stop() {
+        serverChannel.close(promise: nil)
+        for child in children.withLock({ $0 }) {
+            child.close(promise: nil)
+        }
+    }
+
+    // MARK: - Helpers for assertions
+
+    /// FNV-1a 64 (hex) of the first `count` pattern bytes, as /digest would report it.
+    static func patternFNV(count: Int) -> String {
+        BytePattern.fnvHex(count: count)
+    }
+
+    /// FNV-1a 64 (hex) of arbitrary bytes, as /digest would report it.
+    static func fnv(of data: Data) -> String {
+        var hasher = FNV1a64()
+        data.withUnsafeBytes { hasher.update($0) }
+        return hasher.hex
+    }
+
+    /// Parses a /digest or /expect JSON answer.
+    static func parseDigest(_ body: Data) -> Digest? {
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+              let bytes = (object["bytes"] as? NSNumber)?.intValue,
+              let fnv = object["fnv"] as? String,
+              let te = object["te"] as? String,
+              let cl = object["cl"] as? String
+        else { return nil }
+        return Digest(bytes: bytes, fnv: fnv, transferEncoding: te, contentLength: cl)
+    }
+
+    struct Digest: Sendable, Equatable {
+        var bytes: Int
+        var fnv: String
+        var transferEncoding: String
+        var contentLength: String
+    }
+}
+
+enum TestOriginError: Error {
+    case noPort
+}

@@ -1,0 +1,58 @@
+@testable import ProxyConfig
+
+/// Raised by the fake file reader for paths the test did not provide.
+struct MissingFile: Error, CustomStringConvertible {
+    let description = "No such file or directory"
+}
+
+/// Loads with in-memory files so tests never touch the disk.
+func load(
+    flags: [String: [String]] = [:],
+    env: [String: String] = [:],
+    files: [String: String] = [:]
+) throws(ConfigurationError) -> ProxyConfiguration {
+    try ConfigurationLoader.load(flagValues: flags, environment: env) { path in
+        guard let text = files[path] else { throw MissingFile() }
+        return text
+    }
+}
+
+/// The error `load` throws, or nil when it succeeds.
+func loadError(
+    flags: [String: [String]] = [:],
+    env: [String: String] = [:],
+    files: [String: String] = [:]
+) -> ConfigurationError? {
+    do {
+        _ = try load(flags: flags, env: env, files: files)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// A loaded field as text, so one table can describe every option.
+func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
+    switch name {
+    case "config": config.configFile ?? "none"
+    case "listen": config.listen.description
+    case "admin-listen": config.adminListen?.description ?? "off"
+    case "provider": config.provider.rawValue
+    case "connect-ports": config.connectPorts.map(String.init).joined(separator: ",")
+    case "allow-destination": config.allowDestinations.map(\.description).joined(separator: ",")
+    case "log-level": config.logLevel.rawValue
+    case "log-format": config.logFormat.rawValue
+    case "access-log": config.accessLog.description
+    case "connect-timeout": "\(config.connectTimeout.nanoseconds)"
+    case "upstream-timeout": "\(config.upstreamTimeout.nanoseconds)"
+    case "header-timeout": "\(config.headerTimeout.nanoseconds)"
+    case "client-idle-timeout": "\(config.clientIdleTimeout.nanoseconds)"
+    case "tunnel-idle-timeout": "\(config.tunnelIdleTimeout.nanoseconds)"
+    case "pool-max-idle": "\(config.poolMaxIdle)"
+    case "pool-idle-timeout": "\(config.poolIdleTimeout.nanoseconds)"
+    case "shutdown-grace": "\(config.shutdownGrace.nanoseconds)"
+    case "via": config.viaPseudonym
+    case "threads": "\(config.threads)"
+    default: nil
+    }
+}

@@ -10,7 +10,9 @@ struct ConnectTunnelTests {
 
     @Test func curlTunnelsHTTPThroughConnect() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.tunnelArguments(port: origin.port))
+        defer { proxy.stop() }
         let response = try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL, extra: ["-p"])
         #expect(response.exitCode == 0, "curl: \(response.stderr)")
         #expect(response.allHeads.hasPrefix("HTTP/1.1 200") || response.allHeads.hasPrefix("HTTP/1.0 200"),
@@ -28,7 +30,9 @@ struct ConnectTunnelTests {
 
     @Test func tunnelEchoesAndPropagatesHalfClose() throws {
         let echo = try TCPEchoServer()
+        defer { echo.stop() }
         let proxy = try ProxyProcess.launch(Self.tunnelArguments(port: echo.port))
+        defer { proxy.stop() }
         let client = try RawClient(port: proxy.port)
         try client.send("CONNECT \(echo.authority) HTTP/1.1\r\nHost: \(echo.authority)\r\n\r\n")
         let head = try client.readHead()
@@ -49,7 +53,9 @@ struct ConnectTunnelTests {
     @Test(.enabled(if: Loopback.ipv6Available, "::1 cannot be bound on this host"))
     func connectToIPv6Literal() throws {
         let echo = try TCPEchoServer(host: "::1")
+        defer { echo.stop() }
         let proxy = try ProxyProcess.launch(Self.tunnelArguments(port: echo.port, allow: "::1/128"))
+        defer { proxy.stop() }
         let client = try RawClient(port: proxy.port)
         try client.send("CONNECT [::1]:\(echo.port) HTTP/1.1\r\nHost: [::1]:\(echo.port)\r\n\r\n")
         let head = try client.readHead()
@@ -61,8 +67,10 @@ struct ConnectTunnelTests {
 
     @Test func connectToPortOutsideAllowlistGets403() throws {
         let echo = try TCPEchoServer()
+        defer { echo.stop() }
         // Default CONNECT allowlist is 443 only.
         let proxy = try ProxyProcess.launch(["--allow-destination", "127.0.0.0/8"])
+        defer { proxy.stop() }
         let client = try RawClient(port: proxy.port)
         try client.send("CONNECT \(echo.authority) HTTP/1.1\r\nHost: \(echo.authority)\r\n\r\n")
         let response = try client.readResponse(requestMethod: "CONNECT")

@@ -3,6 +3,10 @@ import NIOHTTP1
 import Testing
 
 /// Plain HTTP/1.1 forwarding (absolute-form requests) through the proxy, and its error answers.
+///
+/// Every test starts its own origin and proxy on port 0; `defer { x.stop() }` both cleans up when a
+/// test fails and keeps each server alive until the end of the test (ARC may otherwise end a lifetime
+/// at its last use).
 @Suite("Forward proxy", .timeLimit(.minutes(2)))
 struct ForwardProxyTests {
     /// Loopback is denied by the proxy's SSRF guard unless explicitly allowed.
@@ -10,7 +14,9 @@ struct ForwardProxyTests {
 
     @Test func getIsForwardedWithViaAndLogged() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        defer { proxy.stop() }
         let response = try Curl.fetch(
             origin.url("/hello"), proxy: proxy.proxyURL, extra: ["-H", "Proxy-Connection: keep-alive"])
         #expect(response.exitCode == 0, "curl: \(response.stderr)")
@@ -36,7 +42,9 @@ struct ForwardProxyTests {
 
     @Test func hopByHopHeadersAreStripped() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        defer { proxy.stop() }
         let client = try RawClient(port: proxy.port)
         try client.send(
             "GET \(origin.url("/hello")) HTTP/1.1\r\n"
@@ -62,7 +70,9 @@ struct ForwardProxyTests {
 
     @Test func chunkedUploadOf5MiB() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        defer { proxy.stop() }
         let body = Data(BytePattern.bytes(count: 5 << 20, offset: 13))
         let response = try Curl.fetch(
             origin.url("/digest"), proxy: proxy.proxyURL,
@@ -79,7 +89,9 @@ struct ForwardProxyTests {
     func download50MiB(chunked: Bool) throws {
         let size = 50 << 20
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        defer { proxy.stop() }
         let path = "/bytes/\(size)" + (chunked ? "?chunked=1" : "")
         let response = try Curl.fetch(origin.url(path), proxy: proxy.proxyURL, timeout: .seconds(90))
         #expect(response.exitCode == 0, "curl: \(response.stderr)")
@@ -91,7 +103,9 @@ struct ForwardProxyTests {
 
     @Test func fortyKeepAliveRequestsShareOneUpstreamConnection() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        defer { proxy.stop() }
         let urls = Array(repeating: origin.url("/hello"), count: 40)
         let result = try Curl.run(["-sS", "-x", proxy.proxyURL, "-w", "=%{http_code}\n"] + urls, timeout: .seconds(60))
         #expect(result.exitCode == 0, "curl: \(result.stderr)")
@@ -108,7 +122,9 @@ struct ForwardProxyTests {
 
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        defer { proxy.stop() }
         let client = try RawClient(port: proxy.port)
         let requests = (1...3).map {
             "GET \(origin.url("/bytes/\($0)")) HTTP/1.1\r\nHost: \(origin.authority)\r\n\r\n"
@@ -124,7 +140,9 @@ struct ForwardProxyTests {
     @Test func closeDelimitedOriginResponseIsDeliveredCompletely() throws {
         let size = 300_000
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        defer { proxy.stop() }
         let client = try RawClient(port: proxy.port)
         try client.send("GET \(origin.url("/close-delimited/\(size)")) HTTP/1.1\r\nHost: \(origin.authority)\r\n\r\n")
         let response = try client.readResponse()
@@ -135,7 +153,9 @@ struct ForwardProxyTests {
 
     @Test func expect100ContinueUpload() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        defer { proxy.stop() }
         let body = Data(BytePattern.bytes(count: 64 << 10, offset: 3))
         // With a long --expect100-timeout, curl only sends the body early if a 100 Continue reaches it.
         let response = try Curl.fetch(
@@ -152,7 +172,9 @@ struct ForwardProxyTests {
 
     @Test func upgradeSwitchesToRawEcho() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        defer { proxy.stop() }
         let client = try RawClient(port: proxy.port)
         try client.send(
             "GET \(origin.url("/upgrade")) HTTP/1.1\r\nHost: \(origin.authority)\r\n"
@@ -167,6 +189,7 @@ struct ForwardProxyTests {
 
     @Test func malformedRequestGets400() throws {
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        defer { proxy.stop() }
         let client = try RawClient(port: proxy.port)
         try client.send("GARBAGE\r\n\r\n")
         let response = try client.readResponse()
@@ -176,7 +199,9 @@ struct ForwardProxyTests {
 
     @Test func originFormRequestGets400() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        defer { proxy.stop() }
         let client = try RawClient(port: proxy.port)
         try client.send("GET /hello HTTP/1.1\r\nHost: \(origin.authority)\r\n\r\n")
         let response = try client.readResponse()
@@ -186,7 +211,9 @@ struct ForwardProxyTests {
 
     @Test func loopbackDestinationIsDeniedByDefault() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let proxy = try ProxyProcess.launch()
+        defer { proxy.stop() }
         let response = try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL)
         #expect(response.status == 403, proxy.diagnostics)
         #expect(response.bodyText.lowercased().contains("loopback"), "body: \(response.bodyText)")
@@ -196,6 +223,7 @@ struct ForwardProxyTests {
     @Test func refusedUpstreamGets502Fast() throws {
         let port = try Loopback.unusedPort()
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        defer { proxy.stop() }
         let clock = ContinuousClock()
         let start = clock.now
         let response = try Curl.fetch("http://127.0.0.1:\(port)/hello", proxy: proxy.proxyURL)
@@ -209,7 +237,9 @@ struct ForwardProxyTests {
 
     @Test func slowUpstreamGets504() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--upstream-timeout", "300ms"])
+        defer { proxy.stop() }
         let clock = ContinuousClock()
         let start = clock.now
         let response = try Curl.fetch(origin.url("/slow"), proxy: proxy.proxyURL)

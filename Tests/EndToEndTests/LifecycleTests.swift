@@ -7,6 +7,7 @@ import Testing
 struct LifecycleTests {
     @Test func startsAndListensOnBothPorts() throws {
         let proxy = try ProxyProcess.launch()
+        defer { proxy.stop() }
         #expect(proxy.port > 0 && proxy.adminPort > 0 && proxy.port != proxy.adminPort)
         _ = try RawClient(port: proxy.port)
         _ = try RawClient(port: proxy.adminPort)
@@ -15,6 +16,7 @@ struct LifecycleTests {
 
     @Test func idleProxyExitsCleanlyOnSIGTERM() throws {
         let proxy = try ProxyProcess.launch()
+        defer { proxy.stop() }
         proxy.signal(SIGTERM)
         let status = proxy.waitForExit(timeout: .seconds(10))
         #expect(status == 0, "exit status \(String(describing: status)); \(proxy.diagnostics)")
@@ -24,7 +26,9 @@ struct LifecycleTests {
     @Test func sigtermDrainsInFlightDownloadThenExits() throws {
         let size = 20 << 20
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let proxy = try ProxyProcess.launch(["--allow-destination", "127.0.0.0/8"])
+        defer { proxy.stop() }
         let client = try RawClient(port: proxy.port, timeout: .seconds(20))
         try client.send("GET \(origin.url("/bytes/\(size)")) HTTP/1.1\r\nHost: \(origin.authority)\r\n\r\n")
         let head = try client.readHead()

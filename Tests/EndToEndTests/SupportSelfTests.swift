@@ -7,6 +7,7 @@ import Testing
 struct SupportSelfTests {
     @Test func helloDirect() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let response = try Curl.fetch(origin.url("/hello"), proxy: nil)
         #expect(response.exitCode == 0, "\(response.stderr)")
         #expect(response.status == 200)
@@ -20,6 +21,7 @@ struct SupportSelfTests {
     @Test(arguments: [false, true])
     func bytesDirect(chunked: Bool) throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let size = 1 << 20
         let response = try Curl.fetch(origin.url("/bytes/\(size)" + (chunked ? "?chunked=1" : "")), proxy: nil)
         #expect(response.status == 200, "\(response.stderr)")
@@ -30,6 +32,7 @@ struct SupportSelfTests {
 
     @Test func digestDirect() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let body = Data(BytePattern.bytes(count: 1 << 20, offset: 7))
         let response = try Curl.fetch(
             origin.url("/digest"), proxy: nil, extra: ["-T", "-", "-H", "Transfer-Encoding: chunked", "-H", "Expect:"], stdin: body)
@@ -40,6 +43,7 @@ struct SupportSelfTests {
 
     @Test func expectContinueDirect() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let body = Data(BytePattern.bytes(count: 10_000))
         let response = try Curl.fetch(
             origin.url("/expect"), proxy: nil,
@@ -51,6 +55,7 @@ struct SupportSelfTests {
 
     @Test func rawClientPipeliningAndKeepAlive() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let client = try RawClient(port: origin.port)
         let host = "Host: \(origin.authority)\r\n"
         try client.send("GET /bytes/1 HTTP/1.1\r\n\(host)\r\nGET /bytes/2?chunked=1 HTTP/1.1\r\n\(host)\r\nGET /hello HTTP/1.1\r\n\(host)\r\n")
@@ -69,6 +74,7 @@ struct SupportSelfTests {
 
     @Test func closeDelimitedAndReset() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let client = try RawClient(port: origin.port)
         try client.send("GET /close-delimited/300000 HTTP/1.1\r\nHost: \(origin.authority)\r\n\r\n")
         let response = try client.readResponse()
@@ -83,6 +89,7 @@ struct SupportSelfTests {
 
     @Test func upgradeEchoDirect() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let client = try RawClient(port: origin.port)
         try client.send("GET /upgrade HTTP/1.1\r\nHost: \(origin.authority)\r\nUpgrade: echo\r\nConnection: upgrade\r\n\r\n")
         let head = try client.readHead()
@@ -96,6 +103,7 @@ struct SupportSelfTests {
 
     @Test func slowNeverAnswers() throws {
         let origin = try TestOrigin()
+        defer { origin.stop() }
         let client = try RawClient(port: origin.port, timeout: .milliseconds(300))
         try client.send("GET /slow HTTP/1.1\r\nHost: \(origin.authority)\r\n\r\n")
         #expect(throws: RawClient.Failure.self) { try client.readHead() }
@@ -103,6 +111,7 @@ struct SupportSelfTests {
 
     @Test func echoServerHalfClose() throws {
         let echo = try TCPEchoServer()
+        defer { echo.stop() }
         let client = try RawClient(port: echo.port)
         try client.send("abc")
         #expect(try client.read(exactly: 3) == Array("abc".utf8))
@@ -116,10 +125,12 @@ struct SupportSelfTests {
     @Test(.enabled(if: Loopback.ipv6Available, "::1 cannot be bound on this host"))
     func ipv6Servers() throws {
         let echo = try TCPEchoServer(host: "::1")
+        defer { echo.stop() }
         let client = try RawClient(host: "::1", port: echo.port)
         try client.send("v6")
         #expect(try client.read(exactly: 2) == Array("v6".utf8))
         let origin = try TestOrigin(host: "::1")
+        defer { origin.stop() }
         let response = try Curl.fetch(origin.url("/hello"), proxy: nil, extra: ["-g"])
         #expect(response.bodyText == "hello")
     }
@@ -128,6 +139,7 @@ struct SupportSelfTests {
         let port = try Loopback.unusedPort()
         #expect(RawClient.connectionIsRejected(port: port))
         let origin = try TestOrigin()
+        defer { origin.stop() }
         #expect(!RawClient.connectionIsRejected(port: origin.port))
     }
 

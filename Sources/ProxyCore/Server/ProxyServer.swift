@@ -44,6 +44,19 @@ public final class ProxyServer: Service, Sendable {
     /// True once shutdown began (the admin health check reports it).
     public var isDraining: Bool { env.isDraining }
 
+    /// The handlers of an accepted client connection. We frame responses ourselves (the encoder must
+    /// not add framing headers) and keep bytes after a CONNECT or upgrade head for the tunnel.
+    static func configureClientPipeline(_ channel: any Channel, env: ProxyEnvironment) throws {
+        let sync = channel.pipeline.syncOperations
+        let observer = ClientActivityObserver()
+        var encoderConfiguration = HTTPResponseEncoder.Configuration()
+        encoderConfiguration.automaticallySetFramingHeaders = false
+        try sync.addHandler(observer)
+        try sync.addHandler(HTTPResponseEncoder(configuration: encoderConfiguration))
+        try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
+        try sync.addHandler(ClientConnectionHandler(env: env, pool: env.pool(for: channel.eventLoop), observer: observer))
+    }
+
     public func run() async throws {
         let env = self.env
         let tracker = self.tracker
@@ -55,16 +68,7 @@ public final class ProxyServer: Service, Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     tracker.add(channel)
-                    let sync = channel.pipeline.syncOperations
-                    let observer = ClientActivityObserver()
-                    var encoderConfiguration = HTTPResponseEncoder.Configuration()
-                    encoderConfiguration.automaticallySetFramingHeaders = false
-                    try sync.addHandler(observer)
-                    try sync.addHandler(HTTPResponseEncoder(configuration: encoderConfiguration))
-                    try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
-                    try sync.addHandler(
-                        ClientConnectionHandler(env: env, pool: env.pool(for: channel.eventLoop), observer: observer)
-                    )
+                    try Self.configureClientPipeline(channel, env: env)
                 }
             }
             .bind(host: configuration.listen.host, port: configuration.listen.port)

@@ -68,7 +68,7 @@ final class ProxyProcess: @unchecked Sendable {
         var tried: [String] = []
         for start in starts {
             var directory = start.deletingLastPathComponent()
-            for _ in 0..<6 {
+            for _ in 0..<4 {  // the directory itself, then up to 3 parents (macOS: X.xctest/Contents/MacOS)
                 let candidate = directory.appendingPathComponent("httpdns-proxy")
                 var isDirectory: ObjCBool = false
                 if !tried.contains(candidate.path) {

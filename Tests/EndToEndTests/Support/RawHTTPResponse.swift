@@ -1,3 +1,5 @@
+import Foundation
+
 /// A response head read off a `RawClient`: the status line and headers, in wire order.
 struct RawResponseHead: Sendable, CustomStringConvertible {
     /// e.g. "HTTP/1.1 200 OK"
@@ -66,4 +68,3 @@ struct RawHTTPResponse: Sendable {
     func header(_ name: String) -> String? { head.header(name) }
 }
 
-import Foundation

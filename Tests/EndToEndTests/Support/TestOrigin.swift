@@ -32,7 +32,6 @@ final class TestOrigin: Sendable {
         let recorded = self.recorded
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.allowRemoteHalfClosure, value: false)
             .childChannelInitializer { channel in
                 connections.withLock { $0 += 1 }
                 children.withLock { $0.append(channel) }

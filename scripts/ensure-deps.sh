@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Makes sure the system packages the build and tests need are present: libcurl and OpenSSL
+# development files (pkg-config finds them), and the curl client the end-to-end tests drive.
+# Installs them with apt-get when running as root; otherwise prints the exact command and fails.
+set -euo pipefail
+
+missing=()
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+if command -v pkg-config >/dev/null 2>&1; then
+  pkg-config --exists libcurl || missing+=(libcurl4-openssl-dev)
+  pkg-config --exists openssl || missing+=(libssl-dev)
+else
+  missing+=(libcurl4-openssl-dev libssl-dev)
+fi
+if [ "${1:-}" = "--with-test-tools" ]; then
+  command -v curl >/dev/null 2>&1 || missing+=(curl)
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+cmd="apt-get update && apt-get install -y ${missing[*]}"
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing missing system packages: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >&2
+else
+  echo "missing system packages: ${missing[*]}" >&2
+  echo "run as root:  $cmd" >&2
+  exit 1
+fi

@@ -14,6 +14,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // YAML config file parsing (the only YAML parser in the local package list).
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // Tests only: in-process TLS origins for the OpenSSL client (the proxy itself uses system OpenSSL).
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // System libraries: wired through pkg-config so a missing -dev package fails with a clear hint.
@@ -36,9 +38,37 @@ let package = Package(
             ]
         ),
         .target(
+            name: "CurlTransport",
+            dependencies: [
+                "CCurl",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "HTTPDNS",
+            dependencies: [
+                "CurlTransport",
+                "COpenSSL",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "OpenSSLTLS",
+            dependencies: [
+                "COpenSSL",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        .target(
             name: "ProxyCore",
             dependencies: [
                 "ProxyConfig",
+                "HTTPDNS",
+                "OpenSSLTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -58,6 +88,64 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Test-time certificate authority and TLS origins, shared by the TLS and end-to-end tests.
+        .target(
+            name: "TLSTestSupport",
+            dependencies: [
+                "COpenSSL",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Tests/TLSTestSupport"
+        ),
+        // An in-process fake HTTPDNS service speaking every provider's wire format.
+        .target(
+            name: "HTTPDNSTestSupport",
+            dependencies: [
+                "HTTPDNS",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/HTTPDNSTestSupport"
+        ),
+        .testTarget(
+            name: "CurlTransportTests",
+            dependencies: [
+                "CurlTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "HTTPDNSTests",
+            dependencies: [
+                "HTTPDNS",
+                "HTTPDNSTestSupport",
+                "CurlTransport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "OpenSSLTLSTests",
+            dependencies: [
+                "OpenSSLTLS",
+                "TLSTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .testTarget(
             name: "ProxyConfigTests",
             dependencies: ["ProxyConfig"]
@@ -75,6 +163,8 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "httpdns-proxy",
+                "TLSTestSupport",
+                "HTTPDNSTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

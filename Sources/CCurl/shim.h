@@ -1,4 +1,74 @@
 #ifndef HTTPDNS_PROXY_CCURL_SHIM_H
 #define HTTPDNS_PROXY_CCURL_SHIM_H
 #include <curl/curl.h>
+
+/*
+ * curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt are variadic, and Swift cannot call
+ * C variadics. These typed wrappers pin the argument type per call so the right type reaches
+ * libcurl (passing an int where libcurl reads a long or curl_off_t is undefined behaviour).
+ */
+
+/* CURL_GLOBAL_DEFAULT is a macro expression Swift does not import. */
+static inline CURLcode ccurl_global_init_default(void) {
+    return curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static inline CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode ccurl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/* libcurl copies string options (except CURLOPT_POSTFIELDS, which we never use). */
+static inline CURLcode ccurl_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/* For CURLOPT_COPYPOSTFIELDS with binary data (size set first via CURLOPT_POSTFIELDSIZE_LARGE). */
+static inline CURLcode ccurl_easy_setopt_bytes(CURL *handle, CURLoption option, const void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/* The list is NOT copied: it must outlive the transfer. */
+static inline CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/* CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION share this signature. */
+static inline CURLcode ccurl_easy_setopt_write_callback(CURL *handle, CURLoption option, curl_write_callback callback) {
+    return curl_easy_setopt(handle, option, callback);
+}
+
+static inline CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *out) {
+    return curl_easy_getinfo(handle, info, out);
+}
+
+/* The returned string is owned by the easy handle; copy it before the handle is cleaned up. */
+static inline CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **out) {
+    return curl_easy_getinfo(handle, info, (char **)out);
+}
+
+static inline CURLcode ccurl_easy_getinfo_double(CURL *handle, CURLINFO info, double *out) {
+    return curl_easy_getinfo(handle, info, out);
+}
+
+static inline CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *out) {
+    return curl_easy_getinfo(handle, info, out);
+}
+
+static inline CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
+    return curl_multi_setopt(handle, option, value);
+}
+
+/* CURLMsg.data is a union; reading it from C avoids relying on how Swift imports it. */
+static inline CURLcode ccurl_msg_result(const CURLMsg *message) {
+    return message->data.result;
+}
+
 #endif

@@ -4,4 +4,45 @@
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 #include <openssl/crypto.h>
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+// ---- OpenSSLTLS / TLSTestSupport: function wrappers for OpenSSL macros Swift cannot import ----
+
+static inline long httpdns_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return SSL_set_tlsext_host_name(ssl, name);
+}
+
+static inline long httpdns_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return SSL_CTX_set_min_proto_version(ctx, version);
+}
+
+/// Client-side session cache, without OpenSSL's internal store: the Swift owner keeps the sessions.
+static inline long httpdns_SSL_CTX_enable_client_session_cache(SSL_CTX *ctx) {
+    return SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+}
+
+/// No renegotiation, no compression (both also OpenSSL 3 defaults for a client, made explicit).
+static inline void httpdns_SSL_CTX_set_client_options(SSL_CTX *ctx) {
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+}
+
+static inline int httpdns_SSL_get_ex_new_index(void) {
+    return SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+}
+
+static inline long httpdns_BIO_get_mem_data(BIO *bio, char **data) {
+    return BIO_get_mem_data(bio, data);
+}
+
+/// EVP_EC_gen is a macro over the variadic EVP_PKEY_Q_keygen.
+static inline EVP_PKEY *httpdns_EVP_PKEY_generate_p256(void) {
+    return EVP_EC_gen("P-256");
+}
+
+static inline int httpdns_MBSTRING_UTF8(void) {
+    return MBSTRING_UTF8;
+}
+
 #endif

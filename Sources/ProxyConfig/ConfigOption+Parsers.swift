@@ -68,4 +68,106 @@ extension ConfigOption {
         }
         return text
     }
+
+    /// A duration that may also be 0 ("0", "0s"), for options where 0 means "off".
+    static func durationOrZero(_ text: String) throws(ConfigurationError) -> TimeAmount {
+        try TimeAmount(configDuration: text, allowingZero: true)
+    }
+
+    /// true/false, yes/no or 1/0, any case.
+    static func boolean(_ text: String) throws(ConfigurationError) -> Bool {
+        switch text.lowercased() {
+        case "true", "yes", "1": return true
+        case "false", "no", "0": return false
+        default: throw .malformedValue(reason: "expected true or false (also yes/no, 1/0)")
+        }
+    }
+
+    /// An account or key id: 1-128 letters, digits, '-', '_' or '.', as it goes into URLs unescaped.
+    static func identifier(_ text: String) throws(ConfigurationError) -> String {
+        guard !text.isEmpty, text.count <= 128,
+              text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") })
+        else {
+            throw .malformedValue(reason: "expected an id of letters, digits, '-', '_' or '.' (at most 128)")
+        }
+        return text
+    }
+
+    /// A secret: any printable text. Messages about it use the option's expectation, never this text.
+    static func secretText(_ text: String) throws(ConfigurationError) -> String {
+        guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .malformedValue(reason: "expected non-empty text without control characters")
+        }
+        return text
+    }
+
+    /// A file path: non-empty, one line.
+    static func path(_ text: String) throws(ConfigurationError) -> String {
+        guard !text.isEmpty, !text.contains(where: \.isNewline) else {
+            throw .malformedValue(reason: "expected a file path")
+        }
+        return text
+    }
+
+    /// IP addresses, in the order given, duplicates dropped.
+    static func ipAddresses(_ items: [String]) throws(ConfigurationError) -> [IPAddress] {
+        var result: [IPAddress] = []
+        for item in items {
+            let address = try IPAddress(parsing: item)
+            if !result.contains(address) { result.append(address) }
+        }
+        return result
+    }
+
+    /// Host names to resolve: validated, lowercased, without trailing dot, duplicates dropped.
+    static func domainNames(_ items: [String]) throws(ConfigurationError) -> [String] {
+        var result: [String] = []
+        for item in items {
+            let name = try HostName.normalize(item)
+            if !result.contains(name) { result.append(name) }
+        }
+        return result
+    }
+
+    /// `tls-upgrade` rules, in the order given, duplicates dropped.
+    static func tlsUpgradeRules(_ items: [String]) throws(ConfigurationError) -> [TLSUpgradeRule] {
+        var result: [TLSUpgradeRule] = []
+        for item in items {
+            let rule = try TLSUpgradeRule(parsing: item)
+            if !result.contains(rule) { result.append(rule) }
+        }
+        return result
+    }
+
+    /// `spki-pins`: host (or `*.` wildcard) to at least one pin; hosts
+    /// lowercased, pins canonical, duplicates dropped.
+    static func pinMapping(_ entries: [MappingEntry]) throws(ConfigurationError) -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for entry in entries {
+            let host: String
+            do {
+                host = try HostName.normalize(entry.key, allowing: [.ipAddress, .wildcard])
+            } catch {
+                throw .malformedValue(reason: "key \(error)")
+            }
+            guard result[host] == nil else {
+                throw .malformedValue(reason: "host '\(host)' is listed more than once")
+            }
+            guard !entry.values.isEmpty else {
+                throw .malformedValue(reason: "host '\(host)' has no pins")
+            }
+            var pins: [String] = []
+            for value in entry.values {
+                let pin: String
+                do {
+                    pin = try SPKIPin.normalize(value)
+                } catch {
+                    throw .malformedValue(reason: "host '\(host)': \(error)")
+                }
+                if !pins.contains(pin) { pins.append(pin) }
+            }
+            result[host] = pins
+        }
+        return result
+    }
 }

@@ -3,7 +3,13 @@ import NIOCore
 /// The option table. Order here is the order of `--help` and of the docs table.
 extension ConfigOption {
     public static let all: [ConfigOption] = [
-        config, listen, adminListen, provider, connectPorts, allowDestination,
+        config, listen, adminListen,
+        provider, resolverURL, resolverIP, accountID, secret,
+        dohUID, dohAccessKeyID, dohAccessKeySecret, dohTimestampUnit, dohMethod,
+        staticList, staticRefresh, resolverTimeout, resolverCAFile, ipFamily, systemFallback,
+        minTTL, maxTTL, negativeTTL, maxStale, cacheSize, cacheImmutable, cacheFile,
+        keepaliveDomains, preload,
+        connectPorts, allowDestination, caFile, tlsUpgrade, spkiPins,
         logLevel, logFormat, accessLog,
         connectTimeout, upstreamTimeout, headerTimeout, clientIdleTimeout, tunnelIdleTimeout,
         poolMaxIdle, poolIdleTimeout, shutdownGrace, via, threads,
@@ -59,12 +65,226 @@ extension ConfigOption {
         }
     }
 
+    /// A duration option where 0 is allowed and means "off" / "no floor".
+    private static func durationOrZeroOption(
+        _ name: String, default defaultText: String, help: String,
+        set: @escaping @Sendable (inout ProxyConfiguration, TimeAmount) -> Void
+    ) -> ConfigOption {
+        ConfigOption(
+            name: name, valueName: "duration", help: help, defaultText: defaultText,
+            expectation: durationExpectation + ", or 0"
+        ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+            set(&config, try durationOrZero(single(items)))
+        }
+    }
+
+    /// A file path option.
+    private static func pathOption(
+        _ name: String, help: String,
+        set: @escaping @Sendable (inout ProxyConfiguration, String) -> Void
+    ) -> ConfigOption {
+        ConfigOption(
+            name: name, valueName: "path", help: help, defaultText: "none", expectation: "expected a file path"
+        ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+            set(&config, try path(single(items)))
+        }
+    }
+
+    /// Sets one part of the DoH signature; the loader checks that all three parts end up set.
+    private static func updateSignature(_ config: inout ProxyConfiguration, _ change: (inout DoHSignature) -> Void) {
+        var signature = config.dohSignature ?? DoHSignature(uid: "", accessKeyID: "", accessKeySecret: "")
+        change(&signature)
+        config.dohSignature = signature
+    }
+
+    // MARK: HTTPDNS resolver
+
     public static let provider = ConfigOption(
         name: "provider", valueName: "name",
-        help: "Where DNS answers come from: system (the OS resolver)",
-        defaultText: "system", expectation: "expected a provider name like system"
+        help: "Where DNS answers come from: json (DoH JSON, Alibaba Public DNS by default), doh (RFC 8484), alibaba (Alibaba Cloud HTTPDNS), static (a domain list), system (the OS resolver only)",
+        defaultText: "json", expectation: "expected one of: system, alibaba, json, doh, static"
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.provider = try ProviderKind(parsing: single(items))
+    }
+
+    public static let resolverURL = ConfigOption(
+        name: "resolver-url", valueName: "url",
+        help: "Resolver service URL: for alibaba the service root, for json/doh the endpoint (default per provider, e.g. https://dns.alidns.com/resolve for json)",
+        defaultText: "none", expectation: "expected an http or https URL like https://dns.example.com/dns-query"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let text = single(items)
+        _ = try HTTPServiceURL(parsing: text)
+        config.resolverURL = text
+    }
+
+    public static let resolverIP = ConfigOption(
+        name: "resolver-ip", valueName: "ip",
+        help: "Bootstrap IP the resolver URL's host is pinned to, so no system DNS is needed to reach it; repeatable (default per provider, e.g. 223.5.5.5,223.6.6.6 for json)",
+        defaultText: "none", expectation: "expected IP addresses like 223.5.5.5 or 2400:3200::1",
+        isList: true, isRepeatable: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.resolverIPs = try ipAddresses(items)
+    }
+
+    public static let accountID = ConfigOption(
+        name: "account-id", valueName: "id",
+        help: "Alibaba Cloud HTTPDNS account ID (required for provider alibaba)",
+        defaultText: "none", expectation: "expected an account id like 139450"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.accountID = try identifier(single(items))
+    }
+
+    public static let secret = ConfigOption(
+        name: "secret", valueName: "secret",
+        help: "Alibaba Cloud HTTPDNS secret for signed requests (never logged; prefer the environment or the file)",
+        defaultText: "none", expectation: "expected non-empty text without control characters",
+        isSecret: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.secret = try secretText(single(items))
+    }
+
+    public static let dohUID = ConfigOption(
+        name: "doh-uid", valueName: "id",
+        help: "Alibaba Public DNS account ID for signed json requests (with doh-access-key-id and doh-access-key-secret)",
+        defaultText: "none", expectation: "expected an account id like 12345"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let uid = try identifier(single(items))
+        updateSignature(&config) { $0.uid = uid }
+    }
+
+    public static let dohAccessKeyID = ConfigOption(
+        name: "doh-access-key-id", valueName: "id",
+        help: "Alibaba Public DNS AccessKey ID for signed json requests",
+        defaultText: "none", expectation: "expected an AccessKey ID"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let id = try identifier(single(items))
+        updateSignature(&config) { $0.accessKeyID = id }
+    }
+
+    public static let dohAccessKeySecret = ConfigOption(
+        name: "doh-access-key-secret", valueName: "secret",
+        help: "Alibaba Public DNS AccessKey secret for signed json requests (never logged)",
+        defaultText: "none", expectation: "expected non-empty text without control characters",
+        isSecret: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let secret = try secretText(single(items))
+        updateSignature(&config) { $0.accessKeySecret = secret }
+    }
+
+    public static let dohTimestampUnit = ConfigOption(
+        name: "doh-timestamp-unit", valueName: "unit",
+        help: "Unit of the signature timestamp for signed json requests: seconds or milliseconds",
+        defaultText: "seconds", expectation: "expected one of: seconds, milliseconds"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.dohTimestampUnit = try keyword(single(items), as: DoHTimestampUnit.self)
+    }
+
+    public static let dohMethod = ConfigOption(
+        name: "doh-method", valueName: "method",
+        help: "HTTP method for provider doh: get or post",
+        defaultText: "get", expectation: "expected one of: get, post"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.dohMethod = try keyword(single(items), as: DoHMethod.self)
+    }
+
+    public static let staticList = ConfigOption(
+        name: "static-list", valueName: "url|path",
+        help: "Domain list for provider static: an http(s) URL or a file path (required for static)",
+        defaultText: "none", expectation: "expected an http(s) URL or a file path"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let text = single(items)
+        _ = try StaticListSource(parsing: text)
+        config.staticList = text
+    }
+
+    public static let staticRefresh = durationOption(
+        "static-refresh", default: "300s",
+        help: "How often the static list is fetched or read again"
+    ) { $0.staticRefresh = $1 }
+
+    public static let resolverTimeout = durationOption(
+        "resolver-timeout", default: "3s",
+        help: "Limit for one request to the resolver service"
+    ) { $0.resolverTimeout = $1 }
+
+    public static let resolverCAFile = pathOption(
+        "resolver-ca-file",
+        help: "Extra CA certificates (PEM) trusted for the resolver service, e.g. a private one"
+    ) { $0.resolverCAFile = $1 }
+
+    public static let ipFamily = ConfigOption(
+        name: "ip-family", valueName: "family",
+        help: "Address families to resolve: ipv4, ipv6, both, or auto (those this host has a non-loopback address for)",
+        defaultText: "auto", expectation: "expected one of: ipv4, ipv6, both, auto"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.ipFamily = try keyword(single(items), as: IPFamily.self)
+    }
+
+    public static let minTTL = durationOrZeroOption(
+        "min-ttl", default: "0",
+        help: "Cache answers at least this long; 0 honours the service's TTL"
+    ) { $0.minTTL = $1 }
+
+    public static let maxTTL = durationOption(
+        "max-ttl", default: "3600s",
+        help: "Cache answers at most this long (at least min-ttl)"
+    ) { $0.maxTTL = $1 }
+
+    public static let negativeTTL = durationOption(
+        "negative-ttl", default: "30s",
+        help: "Cache NXDOMAIN and no-data answers at most this long"
+    ) { $0.negativeTTL = $1 }
+
+    public static let maxStale = durationOrZeroOption(
+        "max-stale", default: "1h",
+        help: "Serve an expired answer for up to this long while the resolver fails; 0 disables serve-stale"
+    ) { $0.maxStale = $1 }
+
+    public static let cacheSize = ConfigOption(
+        name: "cache-size", valueName: "count",
+        help: "Maximum number of cached names",
+        defaultText: "10000", expectation: "expected a whole number 1...10000000"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.cacheSize = try integer(single(items), in: 1...10_000_000)
+    }
+
+    public static let systemFallback = ConfigOption(
+        name: "system-fallback", valueName: "bool",
+        help: "Use the system resolver when HTTPDNS has no answer (error, timeout, NXDOMAIN); false = HTTPDNS only (the local resolver is never asked)",
+        defaultText: "true", expectation: "expected true or false (also yes/no, 1/0)"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.systemFallback = try boolean(single(items))
+    }
+
+    public static let cacheImmutable = ConfigOption(
+        name: "cache-immutable", valueName: "bool",
+        help: "Keep cached answers until evicted, ignoring TTL expiry: true or false (a bare --cache-immutable means true)",
+        defaultText: "false", expectation: "expected true or false (also yes/no, 1/0)"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.cacheImmutable = try boolean(single(items))
+    }
+
+    public static let cacheFile = pathOption(
+        "cache-file",
+        help: "Save the DNS cache to this file and load it at start, so a restart starts warm"
+    ) { $0.cacheFile = $1 }
+
+    public static let keepaliveDomains = ConfigOption(
+        name: "keepalive-domains", valueName: "names",
+        help: "Comma-separated host names kept fresh in the background (refreshed at 75% of their TTL)",
+        defaultText: "none", expectation: "expected host names like www.example.com,api.example.com",
+        isList: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.keepaliveDomains = try domainNames(items)
+    }
+
+    public static let preload = ConfigOption(
+        name: "preload", valueName: "names",
+        help: "Comma-separated host names resolved at start",
+        defaultText: "none", expectation: "expected host names like www.example.com,api.example.com",
+        isList: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.preload = try domainNames(items)
     }
 
     public static let connectPorts = ConfigOption(
@@ -84,6 +304,32 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.allowDestinations = try cidrs(items)
     }
+
+    // MARK: Upstream TLS
+
+    public static let caFile = pathOption(
+        "ca-file",
+        help: "Extra trust anchors (PEM) for upstream TLS, in addition to the system store"
+    ) { $0.caFile = $1 }
+
+    public static let tlsUpgrade = ConfigOption(
+        name: "tls-upgrade", valueName: "host[:port]",
+        help: "Send plain-http requests for HOST (port 80) over TLS to port 443, or for HOST:PORT over TLS to PORT; *.example.com matches one label; repeatable",
+        defaultText: "none", expectation: "expected HOST or HOST:PORT like api.example.com, *.example.com or api.example.com:8080",
+        isList: true, isRepeatable: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.tlsUpgrade = try tlsUpgradeRules(items)
+    }
+
+    public static let spkiPins = ConfigOption(
+        name: "spki-pins", valueName: "mapping",
+        help: "Config file only: host to list of base64 SHA-256 SPKI pins, checked on upstream TLS",
+        defaultText: "none", expectation: "expected a mapping of host names to lists of base64 SHA-256 pins"
+    ) { (config: inout ProxyConfiguration, entries: [MappingEntry]) throws(ConfigurationError) in
+        config.spkiPins = try pinMapping(entries)
+    }
+
+    // MARK: Logging and limits
 
     public static let logLevel = ConfigOption(
         name: "log-level", valueName: "level",

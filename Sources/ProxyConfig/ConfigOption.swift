@@ -3,7 +3,8 @@
 ///
 /// The table of all options is `ConfigOption.all` (ConfigOption+Registry.swift).
 /// Adding an option means one entry there, one field in `ProxyConfiguration`
-/// and one flag in `ServeOptions`; the tests check the three agree and that
+/// and one flag in `ServeOptions` (none for a mapping option, which only the
+/// file can set); the tests check the three agree and that
 /// docs/configuration.md mentions it.
 public struct ConfigOption: Sendable {
     /// Kebab-case name: the flag without "--" and the config-file key, e.g. "connect-timeout".
@@ -27,9 +28,21 @@ public struct ConfigOption: Sendable {
     public let isAllowedInFile: Bool
     /// The value must never appear in messages or logs.
     public let isSecret: Bool
+    /// The value is a YAML mapping from keys to lists of values (e.g. host to
+    /// pins). Flags and environment variables have no syntax for that, so a
+    /// mapping option can only be set in the config file.
+    public let isMapping: Bool
     /// Parses the value's items (one for single-valued options) into the field.
     /// Throws `.malformedValue`; the loader adds option and source.
     let apply: @Sendable (inout ProxyConfiguration, [String]) throws(ConfigurationError) -> Void
+    /// For mapping options: parses the entries into the field (`apply` is then unused).
+    let applyMapping: (@Sendable (inout ProxyConfiguration, [MappingEntry]) throws(ConfigurationError) -> Void)?
+
+    /// One key of a mapping option's value with its values, in file order.
+    struct MappingEntry: Sendable, Hashable {
+        var key: String
+        var values: [String]
+    }
 
     init(
         name: String,
@@ -52,11 +65,45 @@ public struct ConfigOption: Sendable {
         self.isRepeatable = isRepeatable
         self.isAllowedInFile = isAllowedInFile
         self.isSecret = isSecret
+        self.isMapping = false
         self.apply = apply
+        self.applyMapping = nil
     }
 
-    /// "--" + name.
+    /// A mapping option (file only).
+    init(
+        name: String,
+        valueName: String,
+        help: String,
+        defaultText: String,
+        expectation: String,
+        applyMapping: @escaping @Sendable (inout ProxyConfiguration, [MappingEntry]) throws(ConfigurationError) -> Void
+    ) {
+        self.name = name
+        self.valueName = valueName
+        self.help = help
+        self.defaultText = defaultText
+        self.expectation = expectation
+        self.isList = false
+        self.isRepeatable = false
+        self.isAllowedInFile = true
+        self.isSecret = false
+        self.isMapping = true
+        self.apply = { (_: inout ProxyConfiguration, _: [String]) throws(ConfigurationError) in
+            throw .malformedValue(reason: ConfigOption.fileOnlyReason(name))
+        }
+        self.applyMapping = applyMapping
+    }
+
+    /// "--" + name. (For a mapping option this only names the option in messages; there is no such flag.)
     public var flag: String { "--" + name }
+
+    /// Whether a command-line flag and an environment variable exist for it (false for mapping options).
+    public var isAllowedInFlagsAndEnvironment: Bool { !isMapping }
+
+    static func fileOnlyReason(_ name: String) -> String {
+        "\(name) can only be set in the config file (its value is a mapping)"
+    }
 
     /// "HTTPDNS_PROXY_" + upper snake case of the name, e.g. HTTPDNS_PROXY_CONNECT_TIMEOUT.
     public var environmentVariable: String { ConfigOption.environmentVariable(for: name) }

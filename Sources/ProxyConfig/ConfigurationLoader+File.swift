@@ -39,9 +39,11 @@ extension ConfigurationLoader {
         init(errno code: Int32) { description = String(cString: strerror(code)) }
     }
 
-    /// Parses the config file: a flat YAML mapping from option names to a
-    /// scalar (string or number) or, for list options, a list of scalars or a
-    /// comma-separated string. An empty document means "nothing set".
+    /// Parses the config file: a YAML mapping from option names to a scalar
+    /// (string or number) or, for list options, a list of scalars or a
+    /// comma-separated string. Mapping options (`isMapping`) take a nested
+    /// mapping of keys to a scalar or list of scalars; nothing nests deeper.
+    /// An empty document means "nothing set".
     static func fileEntries(yaml: String, path: String) throws(ConfigurationError) -> [String: RawEntry] {
         let root: Node?
         do {
@@ -84,6 +86,9 @@ extension ConfigurationLoader {
     }
 
     private static func entry(for option: ConfigOption, node: Node, source: ConfigurationSource, path: String) throws(ConfigurationError) -> RawEntry {
+        if option.isMapping {
+            return try mappingEntry(for: option, node: node, source: source)
+        }
         switch node {
         case .scalar(let scalar):
             if node.null != nil {
@@ -113,6 +118,45 @@ extension ConfigurationLoader {
             throw .invalidValue(option: option.name, value: nil, source: source,
                                 reason: "expected a value, found a \(kind(of: node))")
         }
+    }
+
+    /// A mapping option's value: `key: value`, `key: [v1, v2]` or `key: 'v1, v2'` per key;
+    /// an empty value (`spki-pins:`) or `{}` is an empty mapping.
+    private static func mappingEntry(for option: ConfigOption, node: Node, source: ConfigurationSource) throws(ConfigurationError) -> RawEntry {
+        func failure(_ reason: String) -> ConfigurationError {
+            .invalidValue(option: option.name, value: nil, source: source, reason: reason)
+        }
+        if node.null != nil { return RawEntry(items: [], display: "{}", source: source) }
+        guard case .mapping(let mapping) = node else {
+            throw failure("\(option.expectation), found a \(kind(of: node))")
+        }
+        var entries: [ConfigOption.MappingEntry] = []
+        for (keyNode, valueNode) in mapping {
+            guard case .scalar(let keyScalar) = keyNode else {
+                throw failure("keys must be plain values, found a \(kind(of: keyNode))\(at(keyNode))")
+            }
+            let key = keyScalar.string.trimmed
+            var values: [String]
+            switch valueNode {
+            case .scalar(let scalar) where valueNode.null == nil:
+                values = splitList(scalar.string)
+            case .scalar:
+                values = []
+            case .sequence(let sequence):
+                values = []
+                for element in sequence {
+                    guard case .scalar(let scalar) = element else {
+                        throw failure("values of '\(key)' must be plain values, found a \(kind(of: element))")
+                    }
+                    values.append(scalar.string.trimmed)
+                }
+            case .mapping, .alias:
+                throw failure("the value of '\(key)' must be a value or a list, found a \(kind(of: valueNode))")
+            }
+            entries.append(ConfigOption.MappingEntry(key: key, values: values))
+        }
+        let display = "{" + entries.map { "\($0.key): [\($0.values.joined(separator: ", "))]" }.joined(separator: ", ") + "}"
+        return RawEntry(items: [], display: display, source: source, mapping: entries)
     }
 
     private static func kind(of node: Node) -> String {

@@ -30,7 +30,7 @@ public enum ConfigurationLoader {
         readFile: (String) throws -> String = ConfigurationLoader.readFile
     ) throws(ConfigurationError) -> ProxyConfiguration {
         let fromFlags = try flagEntries(flagValues)
-        let fromEnvironment = environmentEntries(environment)
+        let fromEnvironment = try environmentEntries(environment)
 
         var fromFile: [String: RawEntry] = [:]
         var configPath: String?
@@ -54,7 +54,11 @@ public enum ConfigurationLoader {
             // hidden until the flag that masked it is removed.
             for entry in [fromFile[option.name], fromEnvironment[option.name], fromFlags[option.name]].compactMap({ $0 }) {
                 do {
-                    try option.apply(&config, entry.items)
+                    if let applyMapping = option.applyMapping {
+                        try applyMapping(&config, entry.mapping)
+                    } else {
+                        try option.apply(&config, entry.items)
+                    }
                 } catch {
                     throw contextualize(error, option: option, entry: entry)
                 }
@@ -88,6 +92,8 @@ extension ConfigurationLoader {
         /// The value as the user wrote it, for error messages.
         var display: String
         var source: ConfigurationSource
+        /// For mapping options (file only): the keys and their values; `items` is then empty.
+        var mapping: [ConfigOption.MappingEntry] = []
     }
 
     static func flagEntries(_ flagValues: [String: [String]]) throws(ConfigurationError) -> [String: RawEntry] {
@@ -97,17 +103,24 @@ extension ConfigurationLoader {
                 throw .malformedValue(reason: "unknown option --\(name)")
             }
             let source = ConfigurationSource.commandLine(flag: option.flag)
+            guard option.isAllowedInFlagsAndEnvironment else {
+                throw .invalidValue(option: name, value: nil, source: source, reason: ConfigOption.fileOnlyReason(name))
+            }
             let items = option.isList ? values.flatMap(splitList) : [values.last!.trimmed]
             entries[name] = RawEntry(items: items, display: values.joined(separator: ","), source: source)
         }
         return entries
     }
 
-    static func environmentEntries(_ environment: [String: String]) -> [String: RawEntry] {
+    static func environmentEntries(_ environment: [String: String]) throws(ConfigurationError) -> [String: RawEntry] {
         var entries: [String: RawEntry] = [:]
         for option in ConfigOption.all {
             let variable = option.environmentVariable
             guard let value = environment[variable], !value.trimmed.isEmpty else { continue }
+            guard option.isAllowedInFlagsAndEnvironment else {
+                throw .invalidValue(option: option.name, value: nil, source: .environment(variable: variable),
+                                    reason: ConfigOption.fileOnlyReason(option.name))
+            }
             let items = option.isList ? splitList(value) : [value.trimmed]
             entries[option.name] = RawEntry(items: items, display: value, source: .environment(variable: variable))
         }
@@ -131,14 +144,54 @@ extension ConfigurationLoader {
         )
     }
 
-    /// Checks between options that each parsed fine.
+    /// Checks between options that each parsed fine. Messages never contain
+    /// the value of a secret option.
     static func checkConflicts(_ config: ProxyConfiguration, sources: [String: ConfigurationSource]) throws(ConfigurationError) {
+        let origin = { (name: String) in sources[name].map(\.description) ?? "defaults" }
         // Two listeners on one fixed address would fail at bind time with a less helpful message.
         if let admin = config.adminListen, admin == config.listen, admin.port != 0 {
-            let origin = { (name: String) in sources[name].map(\.description) ?? "defaults" }
             throw .conflict(reason: "--admin-listen and --listen are both \(admin) "
                 + "(admin-listen from \(origin(ConfigOption.adminListen.name)), listen from \(origin(ConfigOption.listen.name))); "
                 + "use another port or set --admin-listen off")
+        }
+
+        let providerText = "--provider \(config.provider.rawValue) (from \(origin(ConfigOption.provider.name)))"
+        func setting(_ option: ConfigOption) -> String {
+            "--\(option.name) (\(option.environmentVariable), or \(option.name) in the config file)"
+        }
+        switch config.provider {
+        case .alibaba:
+            guard config.accountID != nil else {
+                throw .conflict(reason: "\(providerText) needs the Alibaba Cloud HTTPDNS account ID: set \(setting(.accountID))")
+            }
+        case .static:
+            guard config.staticList != nil else {
+                throw .conflict(reason: "\(providerText) needs the domain list: set \(setting(.staticList)) to an http(s) URL or a file path")
+            }
+        case .json, .doh:
+            // The provider's default URL counts; this only fails if a default is ever removed.
+            guard config.effectiveResolverURL != nil else {
+                throw .conflict(reason: "\(providerText) needs a resolver URL: set \(setting(.resolverURL))")
+            }
+        case .system:
+            break
+        }
+
+        if let signature = config.dohSignature {
+            let parts: [(ConfigOption, String)] = [
+                (.dohUID, signature.uid), (.dohAccessKeyID, signature.accessKeyID), (.dohAccessKeySecret, signature.accessKeySecret),
+            ]
+            let missing = parts.filter { $0.1.isEmpty }.map { "--\($0.0.name)" }
+            if !missing.isEmpty {
+                let given = parts.filter { !$0.1.isEmpty }.map { "--\($0.0.name) (from \(origin($0.0.name)))" }
+                throw .conflict(reason: "the json request signature needs --doh-uid, --doh-access-key-id and --doh-access-key-secret together; "
+                    + "\(given.joined(separator: " and ")) \(given.count == 1 ? "is" : "are") set but \(missing.joined(separator: " and ")) \(missing.count == 1 ? "is" : "are") not")
+            }
+        }
+
+        if config.maxTTL < config.minTTL {
+            throw .conflict(reason: "--max-ttl \(config.maxTTL.configDescription) (from \(origin(ConfigOption.maxTTL.name))) "
+                + "is less than --min-ttl \(config.minTTL.configDescription) (from \(origin(ConfigOption.minTTL.name)))")
         }
     }
 }

@@ -6,6 +6,9 @@ import NIOCore
 /// registry (`ConfigOption.all`) says which flag, environment variable and
 /// config-file key set it. Fields are `var` so code and tests can start from
 /// `defaults` and change what they need; values set that way are not validated.
+///
+/// `description`, `debugDescription` and the mirror (`dump`) never show
+/// `secret` or `dohSignature.accessKeySecret`, so logging a configuration is safe.
 public struct ProxyConfiguration: Sendable, Equatable {
     /// Where the proxy listens. Default 127.0.0.1:8080: loopback only, so a
     /// fresh install is not an open proxy.
@@ -13,13 +16,71 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// Where the admin endpoint (health, metrics) listens; `nil` when set to `off`.
     /// Default 127.0.0.1:8081.
     public var adminListen: HostPort?
-    /// The DNS source. Default `.system`.
+    /// The DNS source. Default `.json` (Alibaba Public DNS), with system DNS as fallback.
     public var provider: ProviderKind
+    /// The resolver service: for `alibaba` the service root (paths are appended), for
+    /// `json`/`doh` the full endpoint URL. nil means the provider's default; see
+    /// `effectiveResolverURL`. Validated as an http(s) URL with a host. Default nil.
+    public var resolverURL: String?
+    /// Bootstrap IPs the resolver URL's host is pinned to, so finding the resolver
+    /// needs no system DNS. Empty means the provider's defaults; see `effectiveResolverIPs`. Default [].
+    public var resolverIPs: [IPAddress]
+    /// Alibaba Cloud HTTPDNS account ID; required for `alibaba`. Default nil.
+    public var accountID: String?
+    /// Alibaba Cloud HTTPDNS signing secret (`sign_d` requests); nil uses the unsigned
+    /// interface. Never shown in descriptions or errors. Default nil.
+    public var secret: String?
+    /// Alibaba Public DNS request signature for `json`; nil sends unsigned requests. Default nil.
+    public var dohSignature: DoHSignature?
+    /// Unit of the signature's timestamp. Default `.seconds`.
+    public var dohTimestampUnit: DoHTimestampUnit
+    /// HTTP method for `doh` queries. Default `.get`.
+    public var dohMethod: DoHMethod
+    /// The `static` provider's list: an http(s) URL or a file path; required for
+    /// `static`. See `staticListSource`. Default nil.
+    public var staticList: String?
+    /// How often the static list is fetched or read again. Default 300s.
+    public var staticRefresh: TimeAmount
+    /// Limit for one request to the resolver service. Default 3s.
+    public var resolverTimeout: TimeAmount
+    /// Extra CA certificates (PEM) trusted for the resolver service, for a private one. Default nil.
+    public var resolverCAFile: String?
+    /// Address families to resolve and use. Default `.auto`.
+    public var ipFamily: IPFamily
+    /// Answers are cached at least this long; 0 honours the service's TTL. Default 0.
+    public var minTTL: TimeAmount
+    /// Answers are cached at most this long; at least `minTTL`. Default 3600s.
+    public var maxTTL: TimeAmount
+    /// Cap for caching NXDOMAIN and no-data answers. Default 30s.
+    public var negativeTTL: TimeAmount
+    /// An expired answer may still be served this long while the resolver fails
+    /// (serve-stale); 0 disables it. Default 1h.
+    public var maxStale: TimeAmount
+    /// When HTTPDNS has no answer, ask the system resolver (getaddrinfo). Turn it off where the
+    /// local resolver must never be trusted (hijacked networks). Default true.
+    public var systemFallback: Bool
+    /// Maximum cached names, 1...10,000,000. Default 10000.
+    public var cacheSize: Int
+    /// Cached answers are kept until evicted, ignoring TTL expiry. Default false.
+    public var cacheImmutable: Bool
+    /// The cache is saved to and loaded from this file, so a restart starts warm. Default nil.
+    public var cacheFile: String?
+    /// Names (lowercase, validated) refreshed in the background at 75 % of their TTL. Default [].
+    public var keepaliveDomains: [String]
+    /// Names (lowercase, validated) resolved at start. Default [].
+    public var preload: [String]
     /// Ports CONNECT may target, sorted and unique. Default [443]: tunnelling
     /// to arbitrary ports would let clients reach SMTP, SSH, databases, ...
     public var connectPorts: [Int]
     /// Blocks exempt from the SSRF guard's denied ranges. Default [].
     public var allowDestinations: [CIDR]
+    /// Extra trust anchors (PEM) for upstream TLS, in addition to the system store. Default nil.
+    public var caFile: String?
+    /// Plain-http destinations that are reached over TLS; see `tlsUpgradeTarget(host:port:)`. Default [].
+    public var tlsUpgrade: [TLSUpgradeRule]
+    /// Host (lowercase; may be `*.` wildcard) to base64 SHA-256 SPKI pins (44 characters,
+    /// padded); config file only. See `spkiPins(forHost:)`. Default [:].
+    public var spkiPins: [String: [String]]
     /// Default `.info`.
     public var logLevel: LogLevel
     /// Default `.json`.
@@ -55,9 +116,34 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public static let defaults = ProxyConfiguration(
         listen: HostPort(host: "127.0.0.1", port: 8080),
         adminListen: HostPort(host: "127.0.0.1", port: 8081),
-        provider: .system,
+        provider: .json,
+        resolverURL: nil,
+        resolverIPs: [],
+        accountID: nil,
+        secret: nil,
+        dohSignature: nil,
+        dohTimestampUnit: .seconds,
+        dohMethod: .get,
+        staticList: nil,
+        staticRefresh: .seconds(300),
+        resolverTimeout: .seconds(3),
+        resolverCAFile: nil,
+        ipFamily: .auto,
+        minTTL: .zero,
+        maxTTL: .seconds(3600),
+        negativeTTL: .seconds(30),
+        maxStale: .hours(1),
+        systemFallback: true,
+        cacheSize: 10000,
+        cacheImmutable: false,
+        cacheFile: nil,
+        keepaliveDomains: [],
+        preload: [],
         connectPorts: [443],
         allowDestinations: [],
+        caFile: nil,
+        tlsUpgrade: [],
+        spkiPins: [:],
         logLevel: .info,
         logFormat: .json,
         accessLog: .stdout,
@@ -82,5 +168,46 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// The SSRF guard for `allowDestinations`.
     public var destinationPolicy: DestinationPolicy {
         DestinationPolicy(allow: allowDestinations)
+    }
+
+    /// The resolver URL in use: `resolverURL`, else the provider's default
+    /// (`ProviderKind.defaultResolverURL`). nil for `system` and `static`, which
+    /// have no resolver service (`static` uses `staticList`).
+    public var effectiveResolverURL: String? {
+        switch provider {
+        case .system, .static: nil
+        case .alibaba, .json, .doh: resolverURL ?? provider.defaultResolverURL
+        }
+    }
+
+    /// The addresses to pin the resolver URL's host to:
+    /// - `resolverIPs` when given (for `static`, they pin the static list URL's host);
+    /// - none when the URL's host is an IP literal (nothing to look up);
+    /// - else the provider's defaults when the URL's host is the default URL's host
+    ///   (a custom URL with another host is found through system DNS unless
+    ///   `resolverIPs` are given);
+    /// - none for `system`.
+    public var effectiveResolverIPs: [IPAddress] {
+        switch provider {
+        case .system:
+            return []
+        case .static:
+            guard case .url(let listURL) = staticListSource, listURL.hostIPAddress == nil else { return [] }
+            return resolverIPs
+        case .alibaba, .json, .doh:
+            guard let text = effectiveResolverURL, let url = try? HTTPServiceURL(parsing: text),
+                  url.hostIPAddress == nil
+            else { return [] }
+            if !resolverIPs.isEmpty { return resolverIPs }
+            guard let defaultText = provider.defaultResolverURL,
+                  let defaultURL = try? HTTPServiceURL(parsing: defaultText), defaultURL.host == url.host
+            else { return [] }
+            return provider.defaultResolverIPs
+        }
+    }
+
+    /// `staticList` classified as URL or file; nil when unset or unparsable.
+    public var staticListSource: StaticListSource? {
+        staticList.flatMap { try? StaticListSource(parsing: $0) }
     }
 }

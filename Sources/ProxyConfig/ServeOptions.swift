@@ -1,6 +1,7 @@
 import ArgumentParser
 
-/// The command-line flags for serving, one per `ConfigOption`.
+/// The command-line flags for serving, one per `ConfigOption` (except mapping
+/// options such as `spki-pins`, which only the config file can set).
 ///
 /// Every flag is optional with no default: nil (or an empty list) means "not
 /// given", so the loader can fall back to environment, file and defaults in
@@ -22,11 +23,95 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.provider.name), help: help(for: .provider))
     public var provider: String?
 
+    @Option(name: .customLong(ConfigOption.resolverURL.name), help: help(for: .resolverURL))
+    public var resolverURL: String?
+
+    @Option(name: .customLong(ConfigOption.resolverIP.name), help: help(for: .resolverIP))
+    public var resolverIP: [String] = []
+
+    @Option(name: .customLong(ConfigOption.accountID.name), help: help(for: .accountID))
+    public var accountID: String?
+
+    @Option(name: .customLong(ConfigOption.secret.name), help: help(for: .secret))
+    public var secret: String?
+
+    @Option(name: .customLong(ConfigOption.dohUID.name), help: help(for: .dohUID))
+    public var dohUID: String?
+
+    @Option(name: .customLong(ConfigOption.dohAccessKeyID.name), help: help(for: .dohAccessKeyID))
+    public var dohAccessKeyID: String?
+
+    @Option(name: .customLong(ConfigOption.dohAccessKeySecret.name), help: help(for: .dohAccessKeySecret))
+    public var dohAccessKeySecret: String?
+
+    @Option(name: .customLong(ConfigOption.dohTimestampUnit.name), help: help(for: .dohTimestampUnit))
+    public var dohTimestampUnit: String?
+
+    @Option(name: .customLong(ConfigOption.dohMethod.name), help: help(for: .dohMethod))
+    public var dohMethod: String?
+
+    @Option(name: .customLong(ConfigOption.staticList.name), help: help(for: .staticList))
+    public var staticList: String?
+
+    @Option(name: .customLong(ConfigOption.staticRefresh.name), help: help(for: .staticRefresh))
+    public var staticRefresh: String?
+
+    @Option(name: .customLong(ConfigOption.resolverTimeout.name), help: help(for: .resolverTimeout))
+    public var resolverTimeout: String?
+
+    @Option(name: .customLong(ConfigOption.resolverCAFile.name), help: help(for: .resolverCAFile))
+    public var resolverCAFile: String?
+
+    @Option(name: .customLong(ConfigOption.ipFamily.name), help: help(for: .ipFamily))
+    public var ipFamily: String?
+
+    @Option(name: .customLong(ConfigOption.minTTL.name), help: help(for: .minTTL))
+    public var minTTL: String?
+
+    @Option(name: .customLong(ConfigOption.maxTTL.name), help: help(for: .maxTTL))
+    public var maxTTL: String?
+
+    @Option(name: .customLong(ConfigOption.negativeTTL.name), help: help(for: .negativeTTL))
+    public var negativeTTL: String?
+
+    @Option(name: .customLong(ConfigOption.maxStale.name), help: help(for: .maxStale))
+    public var maxStale: String?
+
+    @Option(name: .customLong(ConfigOption.systemFallback.name), help: help(for: .systemFallback))
+    public var systemFallback: String?
+
+    @Option(name: .customLong(ConfigOption.cacheSize.name), help: help(for: .cacheSize))
+    public var cacheSize: String?
+
+    /// `--cache-immutable` alone means true; `--cache-immutable false` (or `=false`) sets a value.
+    @Option(
+        name: .customLong(ConfigOption.cacheImmutable.name), defaultAsFlag: "true", parsing: .next,
+        help: help(for: .cacheImmutable)
+    )
+    public var cacheImmutable: String? = nil
+
+    @Option(name: .customLong(ConfigOption.cacheFile.name), help: help(for: .cacheFile))
+    public var cacheFile: String?
+
+    @Option(name: .customLong(ConfigOption.keepaliveDomains.name), help: help(for: .keepaliveDomains))
+    public var keepaliveDomains: String?
+
+    @Option(name: .customLong(ConfigOption.preload.name), help: help(for: .preload))
+    public var preload: String?
+
     @Option(name: .customLong(ConfigOption.connectPorts.name), help: help(for: .connectPorts))
     public var connectPorts: String?
 
     @Option(name: .customLong(ConfigOption.allowDestination.name), help: help(for: .allowDestination))
     public var allowDestination: [String] = []
+
+    @Option(name: .customLong(ConfigOption.caFile.name), help: help(for: .caFile))
+    public var caFile: String?
+
+    @Option(name: .customLong(ConfigOption.tlsUpgrade.name), help: help(for: .tlsUpgrade))
+    public var tlsUpgrade: [String] = []
+
+    // spki-pins is a mapping and so has no flag (config file only).
 
     @Option(name: .customLong(ConfigOption.logLevel.name), help: help(for: .logLevel))
     public var logLevel: String?
@@ -79,8 +164,34 @@ public struct ServeOptions: ParsableArguments, Sendable {
         put(.listen, listen)
         put(.adminListen, adminListen)
         put(.provider, provider)
+        put(.resolverURL, resolverURL)
+        if !resolverIP.isEmpty { values[ConfigOption.resolverIP.name] = resolverIP }
+        put(.accountID, accountID)
+        put(.secret, secret)
+        put(.dohUID, dohUID)
+        put(.dohAccessKeyID, dohAccessKeyID)
+        put(.dohAccessKeySecret, dohAccessKeySecret)
+        put(.dohTimestampUnit, dohTimestampUnit)
+        put(.dohMethod, dohMethod)
+        put(.staticList, staticList)
+        put(.staticRefresh, staticRefresh)
+        put(.resolverTimeout, resolverTimeout)
+        put(.resolverCAFile, resolverCAFile)
+        put(.ipFamily, ipFamily)
+        put(.minTTL, minTTL)
+        put(.maxTTL, maxTTL)
+        put(.negativeTTL, negativeTTL)
+        put(.maxStale, maxStale)
+        put(.systemFallback, systemFallback)
+        put(.cacheSize, cacheSize)
+        put(.cacheImmutable, cacheImmutable)
+        put(.cacheFile, cacheFile)
+        put(.keepaliveDomains, keepaliveDomains)
+        put(.preload, preload)
         put(.connectPorts, connectPorts)
         if !allowDestination.isEmpty { values[ConfigOption.allowDestination.name] = allowDestination }
+        put(.caFile, caFile)
+        if !tlsUpgrade.isEmpty { values[ConfigOption.tlsUpgrade.name] = tlsUpgrade }
         put(.logLevel, logLevel)
         put(.logFormat, logFormat)
         put(.accessLog, accessLog)

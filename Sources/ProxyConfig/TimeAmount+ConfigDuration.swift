@@ -3,12 +3,18 @@ import NIOCore
 extension TimeAmount {
     /// Parses a configuration duration: a decimal number with an optional unit
     /// `ms`, `s`, `m` or `h` ("250ms", "3s", "1.5s", "5m", "1h"); a bare number
-    /// means seconds ("0.5"). The result must be greater than zero because every
-    /// duration option is a timeout, where zero would mean "fail immediately".
+    /// means seconds ("0.5"). The result must be greater than zero because most
+    /// duration options are timeouts, where zero would mean "fail immediately".
     ///
     /// Arithmetic is done on integers so "0.1s" is exactly 100,000,000 ns;
     /// fractions below a nanosecond are truncated.
     public init(configDuration text: String) throws(ConfigurationError) {
+        try self.init(configDuration: text, allowingZero: false)
+    }
+
+    /// Like `init(configDuration:)`, but with `allowingZero` a zero duration
+    /// ("0", "0s") is accepted, for options where 0 means "off" or "no limit".
+    public init(configDuration text: String, allowingZero: Bool) throws(ConfigurationError) {
         let expected = "expected a duration like 500ms, 3s, 1.5s, 5m or 1h (a bare number means seconds)"
         let units: [(suffix: String, nanoseconds: Int64)] = [
             // "ms" must be tried before "m" and "s".
@@ -46,9 +52,27 @@ extension TimeAmount {
         guard !overflow else {
             throw .malformedValue(reason: "duration is too long")
         }
-        guard total > 0 else {
+        guard total > 0 || allowingZero else {
             throw .malformedValue(reason: "duration must be greater than zero")
         }
         self = .nanoseconds(total)
+    }
+}
+
+extension TimeAmount {
+    /// Configuration text that parses back to this duration: "0", "1h", "5m",
+    /// "3s", "250ms" (the largest unit that divides it), else seconds with a
+    /// fraction ("0.0000015s"). Used to show effective settings.
+    var configDescription: String {
+        let ns = nanoseconds
+        if ns == 0 { return "0" }
+        for (suffix, unit) in [("h", Int64(3_600_000_000_000)), ("m", 60_000_000_000), ("s", 1_000_000_000), ("ms", 1_000_000)] where ns % unit == 0 {
+            return "\(ns / unit)\(suffix)"
+        }
+        // Seconds with up to nine fraction digits, trailing zeros dropped.
+        var fraction = String(ns % 1_000_000_000)
+        fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return "\(ns / 1_000_000_000).\(fraction)s"
     }
 }

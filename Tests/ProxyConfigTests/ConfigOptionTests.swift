@@ -17,19 +17,22 @@ import Testing
     @Test func registryNamesAreUniqueKebabCase() {
         let names = ConfigOption.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 19)
+        #expect(names.count == 46)
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
-        #expect(ConfigOption.all.filter(\.isSecret).isEmpty)
-        #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["allow-destination"])
-        #expect(Set(ConfigOption.all.filter(\.isList).map(\.name)) == ["allow-destination", "connect-ports"])
+        #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["secret", "doh-access-key-secret"])
+        #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["resolver-ip", "allow-destination", "tls-upgrade"])
+        #expect(Set(ConfigOption.all.filter(\.isList).map(\.name))
+            == ["resolver-ip", "keepalive-domains", "preload", "allow-destination", "connect-ports", "tls-upgrade"])
         #expect(ConfigOption.all.filter { !$0.isAllowedInFile }.map(\.name) == ["config"])
+        #expect(ConfigOption.all.filter(\.isMapping).map(\.name) == ["spki-pins"])
+        #expect(ConfigOption.all.filter { !$0.isAllowedInFlagsAndEnvironment }.map(\.name) == ["spki-pins"])
     }
 
     @Test func serveOptionsDeclaresExactlyTheRegistryFlags() throws {
-        // Every registry option parses to itself through ServeOptions...
-        for option in ConfigOption.all {
+        // Every registry option with a flag parses to itself through ServeOptions...
+        for option in ConfigOption.all where option.isAllowedInFlagsAndEnvironment {
             let parsed = try ServeOptions.parse([option.flag, "v"])
             #expect(parsed.givenValues == [option.name: ["v"]], "\(option.flag)")
         }
@@ -37,12 +40,12 @@ import Testing
         let help = ServeOptions.helpMessage(columns: 500)
         let helpFlags = Set(help.split(whereSeparator: { !($0.isLetter || $0 == "-") })
             .filter { $0.hasPrefix("--") }.map(String.init))
-        #expect(helpFlags == Set(ConfigOption.all.map(\.flag) + ["--help"]))
+        #expect(helpFlags == Set(ConfigOption.all.filter(\.isAllowedInFlagsAndEnvironment).map(\.flag) + ["--help"]))
     }
 
     @Test func helpShowsRegistryTextDefaultAndEnvironment() {
         let help = ServeOptions.helpMessage(columns: 1000)
-        for option in ConfigOption.all {
+        for option in ConfigOption.all where option.isAllowedInFlagsAndEnvironment {
             #expect(help.contains(option.help), "\(option.name)")
             #expect(help.contains(option.environmentVariable), "\(option.name)")
             if option.defaultText != "none" {
@@ -68,9 +71,36 @@ import Testing
         let d = ProxyConfiguration.defaults
         #expect(d.listen == HostPort("127.0.0.1:8080"))
         #expect(d.adminListen == HostPort("127.0.0.1:8081"))
-        #expect(d.provider == .system)
+        #expect(d.provider == .json)
+        #expect(d.resolverURL == nil)
+        #expect(d.resolverIPs == [])
+        #expect(d.accountID == nil)
+        #expect(d.secret == nil)
+        #expect(d.dohSignature == nil)
+        #expect(d.dohTimestampUnit == .seconds)
+        #expect(d.dohMethod == .get)
+        #expect(d.staticList == nil)
+        #expect(d.staticRefresh == .seconds(300))
+        #expect(d.resolverTimeout == .seconds(3))
+        #expect(d.resolverCAFile == nil)
+        #expect(d.ipFamily == .auto)
+        #expect(d.minTTL == .zero)
+        #expect(d.maxTTL == .seconds(3600))
+        #expect(d.negativeTTL == .seconds(30))
+        #expect(d.maxStale == .hours(1))
+        #expect(d.cacheSize == 10000)
+        #expect(d.cacheImmutable == false)
+        #expect(d.cacheFile == nil)
+        #expect(d.keepaliveDomains == [])
+        #expect(d.preload == [])
         #expect(d.connectPorts == [443])
         #expect(d.allowDestinations == [])
+        #expect(d.caFile == nil)
+        #expect(d.tlsUpgrade == [])
+        #expect(d.spkiPins == [:])
+        // The zero-config resolver: Alibaba Public DNS over DoH JSON, reached by IP.
+        #expect(d.effectiveResolverURL == "https://dns.alidns.com/resolve")
+        #expect(d.effectiveResolverIPs == [IPAddress("223.5.5.5")!, IPAddress("223.6.6.6")!])
         #expect(d.logLevel == .info)
         #expect(d.logFormat == .json)
         #expect(d.accessLog == .stdout)
@@ -97,13 +127,44 @@ import Testing
             "HTTPDNS_PROXY_CLIENT_IDLE_TIMEOUT": "1ms", "HTTPDNS_PROXY_TUNNEL_IDLE_TIMEOUT": "1ms",
             "HTTPDNS_PROXY_POOL_MAX_IDLE": "1", "HTTPDNS_PROXY_POOL_IDLE_TIMEOUT": "1ms", "HTTPDNS_PROXY_SHUTDOWN_GRACE": "1ms",
             "HTTPDNS_PROXY_VIA": "x", "HTTPDNS_PROXY_THREADS": "1",
+            "HTTPDNS_PROXY_PROVIDER": "system", "HTTPDNS_PROXY_DOH_TIMESTAMP_UNIT": "milliseconds", "HTTPDNS_PROXY_DOH_METHOD": "post",
+            "HTTPDNS_PROXY_STATIC_REFRESH": "1ms", "HTTPDNS_PROXY_RESOLVER_TIMEOUT": "1ms", "HTTPDNS_PROXY_IP_FAMILY": "both",
+            "HTTPDNS_PROXY_MIN_TTL": "1ms", "HTTPDNS_PROXY_MAX_TTL": "2ms", "HTTPDNS_PROXY_NEGATIVE_TTL": "1ms",
+            "HTTPDNS_PROXY_MAX_STALE": "0", "HTTPDNS_PROXY_CACHE_SIZE": "1", "HTTPDNS_PROXY_CACHE_IMMUTABLE": "yes", "HTTPDNS_PROXY_SYSTEM_FALLBACK": "no",
         ])
         for option in ConfigOption.all where option.defaultText != "none" {
-            #expect(fieldText(config, option.name) != fieldText(.defaults, option.name) || option.name == "provider", "\(option.name)")
+            #expect(fieldText(config, option.name) != fieldText(.defaults, option.name), "\(option.name)")
             try option.apply(&config, [option.defaultText])
         }
         config.allowDestinations = [] // documented as "none"
         #expect(config == .defaults)
+    }
+
+    @Test func bareCacheImmutableFlagMeansTrue() throws {
+        #expect(try ServeOptions.parse(["--cache-immutable"]).givenValues == ["cache-immutable": ["true"]])
+        #expect(try ServeOptions.parse(["--cache-immutable", "--listen", "127.0.0.1:1"]).givenValues
+            == ["cache-immutable": ["true"], "listen": ["127.0.0.1:1"]])
+        #expect(try ServeOptions.parse(["--cache-immutable", "false"]).givenValues == ["cache-immutable": ["false"]])
+        #expect(try ServeOptions.parse(["--cache-immutable=no"]).givenValues == ["cache-immutable": ["no"]])
+        #expect(try ConfigurationLoader.load(flags: ServeOptions.parse(["--cache-immutable"]), environment: [:]).cacheImmutable)
+        #expect(try !ConfigurationLoader.load(flags: ServeOptions.parse(["--cache-immutable", "0"]), environment: [:]).cacheImmutable)
+    }
+
+    @Test(arguments: [("true", true), ("TRUE", true), ("yes", true), ("1", true), ("false", false), ("No", false), ("0", false)])
+    func cacheImmutableAcceptsBooleanWords(text: String, expected: Bool) throws {
+        #expect(try load(env: ["HTTPDNS_PROXY_CACHE_IMMUTABLE": text]).cacheImmutable == expected)
+        // YAML 1.1 booleans arrive as text too.
+        #expect(try load(flags: ["config": ["f"]], files: ["f": "cache-immutable: \(text)"]).cacheImmutable == expected)
+    }
+
+    @Test func repeatableResolverIPAndTLSUpgradeFlags() throws {
+        let options = try ServeOptions.parse([
+            "--resolver-ip", "192.0.2.1", "--resolver-ip", "2001:db8::1,192.0.2.2",
+            "--tls-upgrade", "api.example.com", "--tls-upgrade", "*.example.org:8443",
+        ])
+        let config = try ConfigurationLoader.load(flags: options, environment: [:])
+        #expect(config.resolverIPs.map(\.description) == ["192.0.2.1", "2001:db8::1", "192.0.2.2"])
+        #expect(config.tlsUpgrade == [TLSUpgradeRule(host: "api.example.com"), TLSUpgradeRule(host: "*.example.org", port: 8443)])
     }
 
     @Test func effectiveThreadsUsesCoresForZero() {
@@ -115,9 +176,12 @@ import Testing
     }
 
     @Test func providerAndEnumsRoundTrip() throws {
-        #expect(try ProviderKind(parsing: "system") == .system)
-        #expect(throws: ConfigurationError.malformedValue(reason: "provider 'doh' is not available in this build (supported: system)")) {
-            try ProviderKind(parsing: "doh")
+        for kind in ProviderKind.allCases {
+            #expect(try ProviderKind(parsing: kind.rawValue) == kind)
+        }
+        #expect(ProviderKind.allCases.map(\.rawValue) == ["system", "alibaba", "json", "doh", "static"])
+        #expect(throws: ConfigurationError.malformedValue(reason: "expected one of: system, alibaba, json, doh, static")) {
+            try ProviderKind(parsing: "tencent")
         }
         #expect(try AccessLogDestination(parsing: "/tmp/a.log") == .file(path: "/tmp/a.log"))
         #expect(LogLevel.trace < LogLevel.critical)

@@ -28,7 +28,40 @@ import Testing
     @Test(arguments: [
         ("listen", "localhost", "expected host:port like 127.0.0.1:8080, [::1]:8080 or localhost:8080 (missing ':port')"),
         ("admin-listen", "nope", "expected host:port like 127.0.0.1:8080, [::1]:8080 or localhost:8080 (missing ':port') (or 'off' to disable the admin endpoint)"),
-        ("provider", "alibaba", "provider 'alibaba' is not available in this build (supported: system)"),
+        ("provider", "tencent", "expected one of: system, alibaba, json, doh, static"),
+        ("provider", "JSON", "expected one of: system, alibaba, json, doh, static"),
+        ("resolver-url", "dns.alidns.com/resolve", "expected an http or https URL like https://dns.example.com/dns-query"),
+        ("resolver-url", "ftp://dns.example.com/", "expected an http or https URL like https://dns.example.com/dns-query"),
+        ("resolver-url", "https:///resolve", "expected an http or https URL like https://dns.example.com/dns-query (the host is missing)"),
+        ("resolver-url", "https://user:pw@dns.example.com/", "expected an http or https URL like https://dns.example.com/dns-query (user names and passwords in the URL are not supported)"),
+        ("resolver-url", "https://dns.example.com:0/", "expected an http or https URL like https://dns.example.com/dns-query (port '0' is not a number 1...65535)"),
+        ("resolver-url", "https://2001:db8::1/dns-query", "expected an http or https URL like https://dns.example.com/dns-query (an IPv6 address must be in brackets, like https://[2001:db8::1]/dns-query)"),
+        ("resolver-url", "https://bad_host!/", "expected an http or https URL like https://dns.example.com/dns-query ('bad_host!' is not a valid host name; expected a name like www.example.com)"),
+        ("resolver-ip", "223.5.5.5,dns.alidns.com", "expected an IPv4 address like 192.0.2.1 (no leading zeros) or an IPv6 address like 2001:db8::1"),
+        ("account-id", "12 34", "expected an id of letters, digits, '-', '_' or '.' (at most 128)"),
+        ("account-id", "../x", "expected an id of letters, digits, '-', '_' or '.' (at most 128)"),
+        ("doh-uid", "a/b", "expected an id of letters, digits, '-', '_' or '.' (at most 128)"),
+        ("doh-timestamp-unit", "ms", "expected one of: seconds, milliseconds"),
+        ("doh-method", "put", "expected one of: get, post"),
+        ("static-list", "ftp://lists.example.com/a.json", "expected an http or https URL like https://dns.example.com/dns-query"),
+        ("static-refresh", "0", "duration must be greater than zero"),
+        ("resolver-timeout", "3 s", "expected a duration like 500ms, 3s, 1.5s, 5m or 1h (a bare number means seconds)"),
+        ("ip-family", "ipv5", "expected one of: ipv4, ipv6, both, auto"),
+        ("min-ttl", "-1s", "expected a duration like 500ms, 3s, 1.5s, 5m or 1h (a bare number means seconds)"),
+        ("max-ttl", "0", "duration must be greater than zero"),
+        ("negative-ttl", "0s", "duration must be greater than zero"),
+        ("max-stale", "forever", "expected a duration like 500ms, 3s, 1.5s, 5m or 1h (a bare number means seconds)"),
+        ("cache-size", "0", "expected a whole number 1...10000000"),
+        ("cache-size", "10000001", "expected a whole number 1...10000000"),
+        ("cache-immutable", "maybe", "expected true or false (also yes/no, 1/0)"),
+        ("keepalive-domains", "www.example.com,,api.example.com", "'' is not a valid host name; expected a name like www.example.com"),
+        ("keepalive-domains", "*.example.com", "'*.example.com' is a wildcard; expected a host name like www.example.com"),
+        ("preload", "192.0.2.1", "'192.0.2.1' is an IP address; expected a host name like www.example.com"),
+        ("preload", "bad..example.com", "'bad..example.com' is not a valid host name; expected a name like www.example.com"),
+        ("preload", "-x.example.com", "'-x.example.com' is not a valid host name; expected a name like www.example.com"),
+        ("tls-upgrade", "api.example.com:http", "expected HOST or HOST:PORT like api.example.com, *.example.com or api.example.com:8080 (port 'http' is not a number 1...65535)"),
+        ("tls-upgrade", "*.*.example.com", "expected HOST or HOST:PORT like api.example.com, *.example.com or api.example.com:8080 ('*.*.example.com' is not a valid host name; expected a name like www.example.com (or a wildcard like *.example.com))"),
+        ("tls-upgrade", "api.*.com", "expected HOST or HOST:PORT like api.example.com, *.example.com or api.example.com:8080 ('api.*.com' is not a valid host name; expected a name like www.example.com (or a wildcard like *.example.com))"),
         ("connect-ports", "443,abc", "'abc' is not a port number 1...65535 (expected a list like 443,8443)"),
         ("connect-ports", "0", "'0' is not a port number 1...65535 (expected a list like 443,8443)"),
         ("connect-ports", "443,,8443", "'' is not a port number 1...65535 (expected a list like 443,8443)"),
@@ -153,6 +186,15 @@ import Testing
         // The same path for a non-secret option does show the value, so the test above can fail.
         let shown = ConfigurationLoader.contextualize(.malformedValue(reason: "bad"), option: .via, entry: entry)
         #expect(shown.description.contains("hunter2"))
+    }
+
+    @Test func fileOnlyOptionIsRejectedFromFlagsAndEnvironment() {
+        let reason = "spki-pins can only be set in the config file (its value is a mapping)"
+        #expect(loadError(env: ["HTTPDNS_PROXY_SPKI_PINS": "a.example=x"])
+            == .invalidValue(option: "spki-pins", value: nil, source: .environment(variable: "HTTPDNS_PROXY_SPKI_PINS"), reason: reason))
+        #expect(loadError(flags: ["spki-pins": ["x"]])
+            == .invalidValue(option: "spki-pins", value: nil, source: .commandLine(flag: "--spki-pins"), reason: reason))
+        #expect(throws: (any Error).self) { try ServeOptions.parse(["--spki-pins", "x"]) }
     }
 
     @Test func unrecognizedEnvironmentVariablesAreReported() {

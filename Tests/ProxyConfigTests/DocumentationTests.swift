@@ -13,12 +13,46 @@ import Testing
     @Test func everyOptionIsDocumented() throws {
         let doc = try Self.configurationDoc()
         for option in ConfigOption.all {
-            #expect(doc.contains("`\(option.flag)`"), "docs/configuration.md lacks \(option.flag)")
-            #expect(doc.contains("`\(option.environmentVariable)`"), "docs/configuration.md lacks \(option.environmentVariable)")
+            if option.isAllowedInFlagsAndEnvironment {
+                #expect(doc.contains("| `\(option.flag)` | `\(option.environmentVariable)` |"), "docs/configuration.md lacks a row for \(option.flag)")
+            } else {
+                // File-only options have a row keyed by the file key.
+                #expect(doc.contains("| (file only) | (file only) | `\(option.name)` |"), "docs/configuration.md lacks a file-only row for \(option.name)")
+                #expect(!doc.contains("`\(option.flag)`"), "docs/configuration.md documents a flag \(option.flag) that does not exist")
+            }
             if let key = option.fileKey {
                 #expect(doc.contains("`\(key)`"), "docs/configuration.md lacks file key \(key)")
             }
         }
+    }
+
+    @Test func everySecretOptionIsDocumentedAsNeverLogged() throws {
+        let doc = try Self.configurationDoc()
+        for option in ConfigOption.all where option.isSecret {
+            #expect(doc.contains("`\(option.name)`") && doc.contains("never logged"), "\(option.name)")
+        }
+    }
+
+    /// Each ```yaml block after the "Resolver providers" heading loads (as a whole config file).
+    @Test func providerExamplesLoad() throws {
+        let doc = try Self.configurationDoc()
+        let section = try #require(doc.range(of: "## Resolver providers"))
+        var rest = doc[section.upperBound...]
+        if let next = rest.range(of: "\n## ") { rest = rest[..<next.lowerBound] }
+        var providers: [ProviderKind] = []
+        var staticSources: [StaticListSource] = []
+        while let start = rest.range(of: "```yaml\n") {
+            let after = rest[start.upperBound...]
+            let end = try #require(after.range(of: "```"))
+            let yaml = String(after[..<end.lowerBound])
+            let config = try load(flags: ["config": ["p.yaml"]], files: ["p.yaml": yaml])
+            providers.append(config.provider)
+            if let source = config.staticListSource { staticSources.append(source) }
+            rest = after[end.upperBound...]
+        }
+        #expect(Set(providers) == Set(ProviderKind.allCases.filter { $0 != .system }))
+        #expect(staticSources.contains { if case .url = $0 { true } else { false } })
+        #expect(staticSources.contains { if case .file = $0 { true } else { false } })
     }
 
     @Test func exampleFileInTheDocsLoads() throws {

@@ -8,6 +8,8 @@ struct OptionSample: Sendable, CustomStringConvertible {
     let file: (yaml: String, expected: String)
     let env: (value: String, expected: String)
     let flag: (values: [String], expected: String)
+    /// Environment variables every non-default load also needs (options that are only valid together).
+    var requires: [String: String] = [:]
     var description: String { name }
 }
 
@@ -20,14 +22,75 @@ let optionSamples: [OptionSample] = [
           file: ("127.0.0.1:9001", "127.0.0.1:9001"), env: ("127.0.0.1:9002", "127.0.0.1:9002"), flag: (["[::1]:9003"], "[::1]:9003")),
     .init(name: "admin-listen", defaultValue: "127.0.0.1:8081",
           file: ("off", "off"), env: ("127.0.0.1:9102", "127.0.0.1:9102"), flag: (["0.0.0.0:9103"], "0.0.0.0:9103")),
-    // Only one provider exists in this build, so its sources cannot differ.
-    .init(name: "provider", defaultValue: "system",
-          file: ("system", "system"), env: ("system", "system"), flag: (["system"], "system")),
+    .init(name: "provider", defaultValue: "json",
+          file: ("doh", "doh"), env: ("system", "system"), flag: (["json"], "json")),
+    .init(name: "resolver-url", defaultValue: "none",
+          file: ("https://a.example/resolve", "https://a.example/resolve"), env: ("https://b.example/dns-query", "https://b.example/dns-query"),
+          flag: (["http://[2001:db8::1]:8053/dns-query"], "http://[2001:db8::1]:8053/dns-query")),
+    .init(name: "resolver-ip", defaultValue: "",
+          file: ("[192.0.2.1, 192.0.2.2]", "192.0.2.1,192.0.2.2"), env: ("2001:db8::53", "2001:db8::53"),
+          flag: (["192.0.2.9", "192.0.2.9"], "192.0.2.9")),
+    .init(name: "account-id", defaultValue: "none",
+          file: ("139450", "139450"), env: ("100000", "100000"), flag: (["abc-1"], "abc-1")),
+    .init(name: "secret", defaultValue: "none",
+          file: ("file-secret", "file-secret"), env: ("env-secret", "env-secret"), flag: (["flag-secret"], "flag-secret")),
+    .init(name: "doh-uid", defaultValue: "none",
+          file: ("'1001'", "1001"), env: ("1002", "1002"), flag: (["1003"], "1003"),
+          requires: ["HTTPDNS_PROXY_DOH_ACCESS_KEY_ID": "ak", "HTTPDNS_PROXY_DOH_ACCESS_KEY_SECRET": "sk"]),
+    .init(name: "doh-access-key-id", defaultValue: "none",
+          file: ("ak-file", "ak-file"), env: ("ak-env", "ak-env"), flag: (["ak-flag"], "ak-flag"),
+          requires: ["HTTPDNS_PROXY_DOH_UID": "1", "HTTPDNS_PROXY_DOH_ACCESS_KEY_SECRET": "sk"]),
+    .init(name: "doh-access-key-secret", defaultValue: "none",
+          file: ("sk-file", "sk-file"), env: ("sk-env", "sk-env"), flag: (["sk-flag"], "sk-flag"),
+          requires: ["HTTPDNS_PROXY_DOH_UID": "1", "HTTPDNS_PROXY_DOH_ACCESS_KEY_ID": "ak"]),
+    .init(name: "doh-timestamp-unit", defaultValue: "seconds",
+          file: ("milliseconds", "milliseconds"), env: ("seconds", "seconds"), flag: (["milliseconds"], "milliseconds")),
+    .init(name: "doh-method", defaultValue: "get",
+          file: ("post", "post"), env: ("get", "get"), flag: (["post"], "post")),
+    .init(name: "static-list", defaultValue: "none",
+          file: ("/etc/httpdns-proxy/list.json", "/etc/httpdns-proxy/list.json"),
+          env: ("https://lists.example.com/a.json", "https://lists.example.com/a.json"), flag: (["./list.json"], "./list.json")),
+    .init(name: "static-refresh", defaultValue: "\(300 * s)",
+          file: ("1m", "\(60 * s)"), env: ("2m", "\(120 * s)"), flag: (["90s"], "\(90 * s)")),
+    .init(name: "resolver-timeout", defaultValue: "\(3 * s)",
+          file: ("1s", "\(1 * s)"), env: ("500ms", "\(s / 2)"), flag: (["2.5s"], "\(2_500_000_000)")),
+    .init(name: "resolver-ca-file", defaultValue: "none",
+          file: ("/etc/ca/file.pem", "/etc/ca/file.pem"), env: ("/etc/ca/env.pem", "/etc/ca/env.pem"), flag: (["flag.pem"], "flag.pem")),
+    .init(name: "ip-family", defaultValue: "auto",
+          file: ("ipv4", "ipv4"), env: ("ipv6", "ipv6"), flag: (["both"], "both")),
+    .init(name: "min-ttl", defaultValue: "0",
+          file: ("10s", "\(10 * s)"), env: ("0", "0"), flag: (["1m"], "\(60 * s)")),
+    .init(name: "max-ttl", defaultValue: "\(3600 * s)",
+          file: ("10m", "\(600 * s)"), env: ("2h", "\(7200 * s)"), flag: (["1h"], "\(3600 * s)")),
+    .init(name: "negative-ttl", defaultValue: "\(30 * s)",
+          file: ("5s", "\(5 * s)"), env: ("10s", "\(10 * s)"), flag: (["1m"], "\(60 * s)")),
+    .init(name: "max-stale", defaultValue: "\(3600 * s)",
+          file: ("0", "0"), env: ("30m", "\(1800 * s)"), flag: (["2h"], "\(7200 * s)")),
+    .init(name: "cache-size", defaultValue: "10000",
+          file: ("1", "1"), env: ("500", "500"), flag: (["10000000"], "10000000")),
+    .init(name: "system-fallback", defaultValue: "true",
+          file: ("false", "false"), env: ("yes", "true"), flag: (["0"], "false")),
+    .init(name: "cache-immutable", defaultValue: "false",
+          file: ("yes", "true"), env: ("false", "false"), flag: (["1"], "true")),
+    .init(name: "cache-file", defaultValue: "none",
+          file: ("/var/cache/a.json", "/var/cache/a.json"), env: ("/var/cache/b.json", "/var/cache/b.json"), flag: (["c.json"], "c.json")),
+    .init(name: "keepalive-domains", defaultValue: "",
+          file: ("[WWW.Example.COM, api.example.com.]", "www.example.com,api.example.com"), env: ("a.example", "a.example"),
+          flag: (["b.example,c.example"], "b.example,c.example")),
+    .init(name: "preload", defaultValue: "",
+          file: ("'x.example, y.example, x.example'", "x.example,y.example"), env: ("Z.EXAMPLE", "z.example"),
+          flag: (["w.example"], "w.example")),
     .init(name: "connect-ports", defaultValue: "443",
           file: ("[8443, 443, 8443]", "443,8443"), env: ("9443, 8443", "8443,9443"), flag: (["444"], "444")),
     .init(name: "allow-destination", defaultValue: "",
           file: ("[10.0.0.0/8, 172.16.0.0/12]", "10.0.0.0/8,172.16.0.0/12"), env: ("192.168.0.0/16,fd00::/8", "192.168.0.0/16,fd00::/8"),
           flag: (["127.0.0.0/8", "::1"], "127.0.0.0/8,::1/128")),
+    .init(name: "ca-file", defaultValue: "none",
+          file: ("/etc/ssl/file.pem", "/etc/ssl/file.pem"), env: ("/etc/ssl/env.pem", "/etc/ssl/env.pem"), flag: (["flag.pem"], "flag.pem")),
+    // "*" starts a YAML alias, so a wildcard must be quoted in the file.
+    .init(name: "tls-upgrade", defaultValue: "",
+          file: ("[API.example.com, '*.example.org:8443']", "api.example.com,*.example.org:8443"),
+          env: ("[2001:DB8::1]:8080", "[2001:db8::1]:8080"), flag: (["a.example", "b.example:81"], "a.example,b.example:81")),
     .init(name: "log-level", defaultValue: "info",
           file: ("debug", "debug"), env: ("warning", "warning"), flag: (["trace"], "trace")),
     .init(name: "log-format", defaultValue: "json",
@@ -61,7 +124,7 @@ let optionSamples: [OptionSample] = [
 
     @Test func everyFileSettableOptionHasASample() {
         let sampled = Set(optionSamples.map(\.name))
-        let options = Set(ConfigOption.all.filter(\.isAllowedInFile).map(\.name))
+        let options = Set(ConfigOption.all.filter { $0.isAllowedInFile && $0.isAllowedInFlagsAndEnvironment }.map(\.name))
         #expect(sampled == options)
     }
 
@@ -70,14 +133,15 @@ let optionSamples: [OptionSample] = [
         let option = try #require(ConfigOption.named(sample.name))
         let files = [Self.path: "\(sample.name): \(sample.file.yaml)\n"]
         let configFlag = ["config": [Self.path]]
-        let env = [option.environmentVariable: sample.env.value]
+        let base = sample.requires
+        let env = base.merging([option.environmentVariable: sample.env.value]) { $1 }
         let flags = configFlag.merging([sample.name: sample.flag.values]) { $1 }
 
         #expect(fieldText(try load(), sample.name) == sample.defaultValue)
-        #expect(fieldText(try load(flags: configFlag, files: files), sample.name) == sample.file.expected)
+        #expect(fieldText(try load(flags: configFlag, env: base, files: files), sample.name) == sample.file.expected)
         #expect(fieldText(try load(flags: configFlag, env: env, files: files), sample.name) == sample.env.expected)
         #expect(fieldText(try load(flags: flags, env: env, files: files), sample.name) == sample.flag.expected)
-        #expect(fieldText(try load(flags: flags, files: files), sample.name) == sample.flag.expected)
+        #expect(fieldText(try load(flags: flags, env: base, files: files), sample.name) == sample.flag.expected)
         #expect(fieldText(try load(flags: [sample.name: sample.flag.values], env: env), sample.name) == sample.flag.expected)
         #expect(fieldText(try load(env: env), sample.name) == sample.env.expected)
     }

@@ -38,8 +38,35 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "listen": config.listen.description
     case "admin-listen": config.adminListen?.description ?? "off"
     case "provider": config.provider.rawValue
+    case "resolver-url": config.resolverURL ?? "none"
+    case "resolver-ip": config.resolverIPs.map(\.description).joined(separator: ",")
+    case "account-id": config.accountID ?? "none"
+    case "secret": config.secret ?? "none"
+    case "doh-uid": config.dohSignature?.uid ?? "none"
+    case "doh-access-key-id": config.dohSignature?.accessKeyID ?? "none"
+    case "doh-access-key-secret": config.dohSignature?.accessKeySecret ?? "none"
+    case "doh-timestamp-unit": config.dohTimestampUnit.rawValue
+    case "doh-method": config.dohMethod.rawValue
+    case "static-list": config.staticList ?? "none"
+    case "static-refresh": "\(config.staticRefresh.nanoseconds)"
+    case "resolver-timeout": "\(config.resolverTimeout.nanoseconds)"
+    case "resolver-ca-file": config.resolverCAFile ?? "none"
+    case "ip-family": config.ipFamily.rawValue
+    case "min-ttl": "\(config.minTTL.nanoseconds)"
+    case "max-ttl": "\(config.maxTTL.nanoseconds)"
+    case "negative-ttl": "\(config.negativeTTL.nanoseconds)"
+    case "max-stale": "\(config.maxStale.nanoseconds)"
+    case "cache-size": "\(config.cacheSize)"
+    case "cache-immutable": "\(config.cacheImmutable)"
+    case "system-fallback": "\(config.systemFallback)"
+    case "cache-file": config.cacheFile ?? "none"
+    case "keepalive-domains": config.keepaliveDomains.joined(separator: ",")
+    case "preload": config.preload.joined(separator: ",")
     case "connect-ports": config.connectPorts.map(String.init).joined(separator: ",")
     case "allow-destination": config.allowDestinations.map(\.description).joined(separator: ",")
+    case "ca-file": config.caFile ?? "none"
+    case "tls-upgrade": config.tlsUpgrade.map(\.description).joined(separator: ",")
+    case "spki-pins": config.spkiPins.keys.sorted().map { "\($0)=\(config.spkiPins[$0]!.joined(separator: "+"))" }.joined(separator: ",")
     case "log-level": config.logLevel.rawValue
     case "log-format": config.logFormat.rawValue
     case "access-log": config.accessLog.description

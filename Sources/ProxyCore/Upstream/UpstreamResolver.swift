@@ -4,8 +4,16 @@ import NIOCore
 public enum ResolutionSource: String, Sendable {
     /// The request named an IP address.
     case literal
-    /// getaddrinfo.
+    /// getaddrinfo, as the configured provider.
     case system
+    /// An HTTPDNS query made for this request.
+    case httpdns
+    /// A fresh cached HTTPDNS answer.
+    case cache
+    /// An expired HTTPDNS answer served while it is refreshed.
+    case stale
+    /// getaddrinfo after HTTPDNS had no answer.
+    case fallback = "system_fallback"
 }
 
 public struct Resolution: Sendable {

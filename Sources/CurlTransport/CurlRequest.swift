@@ -1,0 +1,33 @@
+/// One HTTP request for `CurlTransport`. Plain values only, so callers never see libcurl types.
+public struct CurlRequest: Sendable {
+    public enum Method: String, Sendable {
+        case get = "GET"
+        case post = "POST"
+    }
+
+    /// Absolute `http://` or `https://` URL, e.g. "https://dns.alidns.com/resolve?name=x&type=1".
+    public var url: String
+    public var method: Method = .get
+    /// Extra request headers, sent in this order. Names and values must not contain CR, LF or NUL.
+    public var headers: [(name: String, value: String)] = []
+    /// Request body; sent only for `.post`.
+    public var body: [UInt8] = []
+    /// IPs the URL's host is pinned to (CURLOPT_RESOLVE "host:port:ip1,ip2,..."; IPv6 in brackets),
+    /// tried in this order by libcurl; empty = normal DNS. TLS SNI and certificate checks keep the URL's host.
+    ///
+    /// Pins live in the transport's shared DNS cache, keyed by host and port: the latest request's
+    /// pin list for a host:port wins, and later unpinned requests to that host:port use it too.
+    public var pinnedAddresses: [String] = []
+    /// Limit for the whole request, connection set-up and queueing for a free connection included.
+    public var timeout: Duration = .seconds(3)
+    /// Limit for connecting (TCP + TLS) only; nil = libcurl's default, capped by `timeout`.
+    public var connectTimeout: Duration? = nil
+    /// CA bundle (PEM) for a private resolver CA (CURLOPT_CAINFO); nil = the system bundle.
+    public var caFile: String? = nil
+    /// The transfer is aborted with `.tooLarge` once the body would exceed this many bytes.
+    public var maxResponseBytes: Int = 1 << 20
+
+    public init(url: String) {
+        self.url = url
+    }
+}

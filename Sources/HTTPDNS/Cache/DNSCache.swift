@@ -1,0 +1,217 @@
+/// The HTTPDNS answer cache: TTL clamping, negative entries, serve-stale, LRU eviction and the
+/// bookkeeping for background refresh. A plain value with no clock and no I/O: every operation
+/// takes `now`, so it is tested alone and the `CachingResolver` wraps it in a lock.
+///
+/// Storage is a dictionary from name to slot, an array of entries, and an intrusive doubly linked
+/// list over the slots (most recently used at `head`) in a parallel array, so lookup, store, touch
+/// and eviction are O(1). Times are kept as offsets from the first instant the cache saw.
+public struct DNSCache<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+    public typealias Configuration = DNSCacheConfiguration
+
+    public let configuration: Configuration
+    var entries: [DNSCacheEntry] = []
+    var links: [DNSCacheLink] = []
+    var freeSlots: [Int] = []
+    var index: [String: Int] = [:]
+    /// Most recently used.
+    var head = DNSCache.none
+    /// Least recently used: evicted first.
+    var tail = DNSCache.none
+    /// The zero of the stored offsets; set by the first insert.
+    private var epoch: Instant?
+
+    static var none: Int { -1 }
+
+    public init(configuration: Configuration = .init()) {
+        precondition(configuration.capacity < Int(Int32.max), "DNS cache capacity too large")
+        self.configuration = configuration
+        index.reserveCapacity(min(configuration.capacity, 1 << 16))
+    }
+
+    public var count: Int { index.count }
+
+    public func contains(_ name: String) -> Bool { index[name.cacheKey] != nil }
+
+    /// `instant` as an offset from the epoch. Without an epoch nothing is stored, so any value works.
+    func offset(_ instant: Instant) -> Duration {
+        epoch.map { $0.duration(to: instant) } ?? .zero
+    }
+
+    /// Only called for offsets of stored entries, which exist only once the epoch is set.
+    func instant(_ offset: Duration) -> Instant {
+        epoch!.advanced(by: offset)
+    }
+
+    // MARK: Lookup
+
+    /// Looks `name` up, moving it to the front of the LRU order and counting the hit.
+    public mutating func lookup(_ name: String, now: Instant) -> Lookup {
+        lookupCountingHit(name.cacheKey, now: now).lookup
+    }
+
+    /// `lookup` for a key that is already normalised, also returning the entry's hit count after
+    /// this hit (0 on a miss) so the resolver can tell when a name turns hot.
+    mutating func lookupCountingHit(_ key: String, now: Instant) -> (lookup: Lookup, hits: Int) {
+        guard let slot = index[key] else { return (.miss, 0) }
+        let lookup = classify(slot, now: offset(now))
+        if case .miss = lookup {
+            // Beyond the stale window: the answer is useless, free the slot now.
+            unlink(slot)
+            return (.miss, 0)
+        }
+        entries[slot].hits &+= 1
+        moveToFront(slot)
+        return (lookup, entries[slot].hits)
+    }
+
+    /// Like `lookup`, but leaves LRU order and hit counts alone (for the resolver's own decisions).
+    public func peek(_ name: String, now: Instant) -> Lookup {
+        guard let slot = index[name.cacheKey] else { return .miss }
+        return classify(slot, now: offset(now))
+    }
+
+    func classify(_ slot: Int, now: Duration) -> Lookup {
+        let expiresAt = entries[slot].expiresAt
+        switch entries[slot].value {
+        case .answer(let answer)?:
+            if now < expiresAt {
+                return .fresh(answer, remaining: expiresAt - now)
+            }
+            let age = now - expiresAt
+            if configuration.immutable || age < configuration.maxStale {
+                return .stale(answer, age: age)
+            }
+            return .miss
+        case .failure(let failure)?:
+            return now < expiresAt ? .negative(failure) : .miss
+        case nil:
+            return .miss
+        }
+    }
+
+    // MARK: Store and remove
+
+    /// Stores a successful answer, TTL clamped to `[minTTL, maxTTL]`. Replaces any previous entry
+    /// (including a negative one) and resets its hit count and refresh state.
+    public mutating func store(_ name: String, answer: ResolvedAnswer, now: Instant) {
+        let ttl = configuration.clamp(answer.ttl)
+        insert(name.cacheKey, value: .answer(answer), ttl: ttl, storedAt: now)
+    }
+
+    /// Stores a negative answer for `min(failure.negativeTTL ?? cap, cap)`. The caller decides
+    /// which failures are worth caching (see `ResolveFailure.isCacheable`).
+    public mutating func storeNegative(_ name: String, failure: ResolveFailure, now: Instant) {
+        let ttl = configuration.negativeTTL(for: failure)
+        let key = name.cacheKey
+        guard ttl > .zero else {
+            // A zero negative TTL means "do not cache"; drop any older answer all the same.
+            remove(key)
+            return
+        }
+        insert(key, value: .failure(failure), ttl: ttl, storedAt: now)
+    }
+
+    /// Re-inserts an answer whose expiry is already known (a warm start from the cache file).
+    /// Inserted at the front, so restoring least recently used first keeps the saved order.
+    mutating func restore(_ name: String, answer: ResolvedAnswer, ttl: Duration, expiresAt: Instant) {
+        insert(name.cacheKey, value: .answer(answer), ttl: ttl, storedAt: expiresAt.advanced(by: .zero - ttl))
+    }
+
+    public mutating func remove(_ name: String) {
+        if let slot = index[name.cacheKey] {
+            unlink(slot)
+        }
+    }
+
+    public mutating func removeAll() {
+        entries.removeAll()
+        links.removeAll()
+        freeSlots.removeAll()
+        index.removeAll(keepingCapacity: true)
+        head = Self.none
+        tail = Self.none
+    }
+
+    private mutating func insert(_ key: String, value: DNSCacheEntry.Value, ttl: Duration, storedAt: Instant) {
+        if epoch == nil {
+            epoch = storedAt
+        }
+        let stored = offset(storedAt)
+        let entry = DNSCacheEntry(
+            name: key, value: value, storedAt: stored, expiresAt: stored + ttl, ttl: ttl,
+            hits: 0, refreshing: false, retryAt: nil
+        )
+        if let slot = index[key] {
+            entries[slot] = entry
+            moveToFront(slot)
+            return
+        }
+        if index.count >= configuration.capacity {
+            unlink(tail)
+        }
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            entries[slot] = entry
+        } else {
+            slot = entries.count
+            entries.append(entry)
+            links.append(DNSCacheLink(prev: -1, next: -1))
+        }
+        index[key] = slot
+        linkAtFront(slot)
+    }
+
+    // MARK: Linked list
+
+    private mutating func moveToFront(_ slot: Int) {
+        guard slot != head else { return }
+        detach(slot)
+        linkAtFront(slot)
+    }
+
+    private mutating func linkAtFront(_ slot: Int) {
+        links[slot] = DNSCacheLink(prev: -1, next: Int32(head))
+        if head != Self.none {
+            links[head].prev = Int32(slot)
+        }
+        head = slot
+        if tail == Self.none {
+            tail = slot
+        }
+    }
+
+    private mutating func detach(_ slot: Int) {
+        let prev = Int(links[slot].prev)
+        let next = Int(links[slot].next)
+        if prev != Self.none { links[prev].next = Int32(next) } else { head = next }
+        if next != Self.none { links[next].prev = Int32(prev) } else { tail = prev }
+    }
+
+    /// Removes the entry in `slot` entirely.
+    mutating func unlink(_ slot: Int) {
+        detach(slot)
+        index[entries[slot].name] = nil
+        // Drop the strings and arrays now rather than when the slot is reused.
+        entries[slot].name = ""
+        entries[slot].value = nil
+        freeSlots.append(slot)
+    }
+
+    /// Slots from most to least recently used.
+    func slotsByRecency() -> [Int] {
+        var result: [Int] = []
+        result.reserveCapacity(index.count)
+        var slot = head
+        while slot != Self.none {
+            result.append(slot)
+            slot = Int(links[slot].next)
+        }
+        return result
+    }
+
+    /// Names from most to least recently used (for tests and the admin page's order).
+    public var namesByRecency: [String] {
+        slotsByRecency().map { entries[$0].name }
+    }
+}

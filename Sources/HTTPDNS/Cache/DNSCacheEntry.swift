@@ -1,0 +1,29 @@
+/// One slot of a `DNSCache`. Not generic over the clock (times are offsets from the cache's epoch)
+/// so that its layout is fixed and the hot path copies and compares plain values.
+struct DNSCacheEntry: Sendable {
+    enum Value: Sendable {
+        case answer(ResolvedAnswer)
+        case failure(ResolveFailure)
+    }
+
+    var name: String
+    /// `nil` for a free slot.
+    var value: Value?
+    /// Offsets from the cache's epoch.
+    var storedAt: Duration
+    var expiresAt: Duration
+    /// After clamping (positive) or capping (negative).
+    var ttl: Duration
+    /// Lookups since the answer was stored: "hot" means hit often during the current TTL.
+    var hits: Int
+    /// A refresh is running; keeps prefetch and stale hits from starting another one.
+    var refreshing: Bool
+    /// After a failed refresh, no new refresh before this offset.
+    var retryAt: Duration?
+}
+
+/// LRU list links, kept apart from the entries so that reordering touches a small, dense array.
+struct DNSCacheLink: Sendable {
+    var prev: Int32
+    var next: Int32
+}

@@ -1,0 +1,111 @@
+import NIOConcurrencyHelpers
+
+/// Per-domain resolution counters behind one lock. Bounded: at most `maxDomains` domains get their
+/// own counters; the rest share the `otherBucket` entry, so a client asking for endless random
+/// names cannot grow memory without limit. Totals count everything.
+public final class ResolverStats: Sendable {
+    /// The shared counters of domains beyond `maxDomains`.
+    public static let otherBucket = "(other)"
+    /// The name carried by `totals()`.
+    public static let totalName = "(total)"
+
+    private struct Counters {
+        var stats: DomainStats
+        var rttSumMs: Double = 0
+
+        init(name: String) { stats = DomainStats(name: name) }
+
+        var snapshot: DomainStats {
+            var result = stats
+            result.avgResolveMs = stats.queries == 0 ? 0 : rttSumMs / Double(stats.queries)
+            return result
+        }
+    }
+
+    private struct State {
+        var domains: [String: Counters] = [:]
+        var other = Counters(name: ResolverStats.otherBucket)
+        var total = Counters(name: ResolverStats.totalName)
+
+        /// Applies `update` to the domain's counters (or the overflow bucket) and to the totals.
+        mutating func update(_ name: String, maxDomains: Int, _ update: (inout Counters) -> Void) {
+            update(&total)
+            if domains[name] != nil {
+                update(&domains[name]!)
+            } else if domains.count < maxDomains {
+                var counters = Counters(name: name)
+                update(&counters)
+                domains[name] = counters
+            } else {
+                update(&other)
+            }
+        }
+    }
+
+    public let maxDomains: Int
+    private let state = NIOLockedValueBox(State())
+
+    /// - Parameter maxDomains: domains with their own counters; default 10,000 (the cache capacity).
+    public init(maxDomains: Int = 10_000) {
+        self.maxDomains = maxDomains
+    }
+
+    public func recordCacheHit(_ name: String) {
+        record(name) { $0.stats.cacheHits += 1 }
+    }
+
+    public func recordStaleHit(_ name: String) {
+        record(name) { $0.stats.staleHits += 1 }
+    }
+
+    public func recordNegativeHit(_ name: String) {
+        record(name) { $0.stats.negativeHits += 1 }
+    }
+
+    /// One HTTPDNS query and its outcome.
+    public func recordQuery(_ name: String, rtt: Duration, result: Result<ResolvedAnswer, ResolveFailure>) {
+        let ms = rtt.cacheSeconds * 1000
+        record(name) { counters in
+            counters.stats.queries += 1
+            counters.rttSumMs += ms
+            counters.stats.maxResolveMs = max(counters.stats.maxResolveMs, ms)
+            switch result {
+            case .success:
+                counters.stats.successes += 1
+            case .failure(let failure):
+                if failure.kind == .timeout { counters.stats.timeouts += 1 }
+                counters.stats.errorsByKind[failure.kind.rawValue, default: 0] += 1
+            }
+        }
+    }
+
+    /// HTTPDNS had no usable answer and the connector used system DNS instead.
+    public func recordFallback(_ name: String) {
+        record(name) { $0.stats.fallbacksToSystem += 1 }
+    }
+
+    /// Per-domain counters, sorted by name, with the overflow bucket last when it was used.
+    public func snapshot() -> [DomainStats] {
+        state.withLockedValue { state in
+            var result = state.domains.values.map(\.snapshot).sorted { $0.name < $1.name }
+            if state.other.stats != DomainStats(name: Self.otherBucket) {
+                result.append(state.other.snapshot)
+            }
+            return result
+        }
+    }
+
+    /// Every domain's counters added up (`maxResolveMs` is the overall maximum).
+    public func totals() -> DomainStats {
+        state.withLockedValue { $0.total.snapshot }
+    }
+
+    public func reset() {
+        state.withLockedValue { $0 = State() }
+    }
+
+    private func record(_ name: String, _ update: (inout Counters) -> Void) {
+        let key = name.cacheKey
+        state.withLockedValue { $0.update(key, maxDomains: maxDomains, update) }
+    }
+}

@@ -1,0 +1,93 @@
+/// An http or https URL of a service the proxy itself calls (the resolver,
+/// a static list), checked when the configuration is loaded.
+///
+/// Accepted: `http://` or `https://` (scheme case-insensitive), a host name,
+/// IPv4 literal or bracketed IPv6 literal, an optional port 1-65535, then an
+/// optional path and query. Rejected: other schemes, user info (`user:pw@`:
+/// credentials do not belong in a URL that may be logged), fragments and
+/// spaces.
+public struct HTTPServiceURL: Sendable, Hashable {
+    /// The URL as configured.
+    public let text: String
+    /// True for https.
+    public let isHTTPS: Bool
+    /// The host: lowercased name, or canonical IP literal without brackets.
+    public let host: String
+    /// The explicit port, else 443 for https and 80 for http.
+    public let port: Int
+    /// Everything after the authority ("/resolve", "/dns-query?x=1"), possibly empty.
+    public let pathAndQuery: String
+
+    /// The host as an IP address when it is a literal (then no bootstrap pinning is needed).
+    public var hostIPAddress: IPAddress? { IPAddress(host) }
+
+    /// Parses and explains what is wrong.
+    public init(parsing text: String) throws(ConfigurationError) {
+        let example = "expected an http or https URL like https://dns.example.com/dns-query"
+        let lower = text.lowercased()
+        let rest: Substring
+        if lower.hasPrefix("https://") {
+            isHTTPS = true
+            rest = text.dropFirst("https://".count)
+        } else if lower.hasPrefix("http://") {
+            isHTTPS = false
+            rest = text.dropFirst("http://".count)
+        } else {
+            throw .malformedValue(reason: example)
+        }
+        guard !text.contains(where: { $0 == " " || $0.isNewline || $0 == "\t" }) else {
+            throw .malformedValue(reason: "\(example) (no spaces)")
+        }
+        guard !text.contains("#") else {
+            throw .malformedValue(reason: "\(example) (no #fragment)")
+        }
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        guard !authority.contains("@") else {
+            throw .malformedValue(reason: "\(example) (user names and passwords in the URL are not supported)")
+        }
+        let hostText: Substring
+        var portText: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else {
+                throw .malformedValue(reason: "\(example) (missing ']' after the IPv6 address)")
+            }
+            hostText = authority[...close]
+            let after = authority[authority.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { throw .malformedValue(reason: "\(example) (unexpected text after ']')") }
+                portText = after.dropFirst()
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            hostText = authority[..<colon]
+            guard !hostText.contains(":") else {
+                throw .malformedValue(reason: "\(example) (an IPv6 address must be in brackets, like https://[2001:db8::1]/dns-query)")
+            }
+            portText = authority[authority.index(after: colon)...]
+        } else {
+            hostText = authority
+        }
+        guard !hostText.isEmpty else {
+            throw .malformedValue(reason: "\(example) (the host is missing)")
+        }
+        do {
+            host = try HostName.normalize(String(hostText), allowing: .ipAddress)
+        } catch {
+            throw .malformedValue(reason: "\(example) (\(error))")
+        }
+        if let portText {
+            guard let port = try? ConfigOption.integer(String(portText), in: 1...65535) else {
+                throw .malformedValue(reason: "\(example) (port '\(portText)' is not a number 1...65535)")
+            }
+            self.port = port
+        } else {
+            port = isHTTPS ? 443 : 80
+        }
+        self.text = text
+        pathAndQuery = String(rest[authorityEnd...])
+    }
+}
+
+extension HTTPServiceURL: CustomStringConvertible {
+    public var description: String { text }
+}

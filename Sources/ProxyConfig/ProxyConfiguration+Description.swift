@@ -1,0 +1,76 @@
+import NIOCore
+
+extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// Shown instead of a secret value.
+    public static let redacted = "<redacted>"
+
+    /// Every field as display text, secrets replaced by `redacted` (nil ones
+    /// shown as "nil", so whether a secret is set stays visible).
+    ///
+    /// Explicit on purpose: a generic mirror would print the secrets. A test
+    /// checks that every stored property is listed here.
+    var displayFields: [(name: String, value: String)] {
+        func text<T>(_ value: T?) -> String { value.map { "\($0)" } ?? "nil" }
+        func list<T>(_ values: [T]) -> String { "[" + values.map { "\($0)" }.joined(separator: ", ") + "]" }
+        func duration(_ value: TimeAmount) -> String { value.configDescription }
+        let pins = spkiPins.keys.sorted().map { "\($0): \(list(spkiPins[$0]!))" }
+        return [
+            ("listen", "\(listen)"),
+            ("adminListen", text(adminListen)),
+            ("provider", provider.rawValue),
+            ("resolverURL", text(resolverURL)),
+            ("resolverIPs", list(resolverIPs)),
+            ("accountID", text(accountID)),
+            ("secret", secret == nil ? "nil" : Self.redacted),
+            ("dohSignature", text(dohSignature)), // DoHSignature redacts its own secret
+            ("dohTimestampUnit", dohTimestampUnit.rawValue),
+            ("dohMethod", dohMethod.rawValue),
+            ("staticList", text(staticList)),
+            ("staticRefresh", duration(staticRefresh)),
+            ("resolverTimeout", duration(resolverTimeout)),
+            ("resolverCAFile", text(resolverCAFile)),
+            ("ipFamily", ipFamily.rawValue),
+            ("minTTL", duration(minTTL)),
+            ("maxTTL", duration(maxTTL)),
+            ("negativeTTL", duration(negativeTTL)),
+            ("maxStale", duration(maxStale)),
+            ("systemFallback", "\(systemFallback)"),
+            ("cacheSize", "\(cacheSize)"),
+            ("cacheImmutable", "\(cacheImmutable)"),
+            ("cacheFile", text(cacheFile)),
+            ("keepaliveDomains", list(keepaliveDomains)),
+            ("preload", list(preload)),
+            ("connectPorts", list(connectPorts)),
+            ("allowDestinations", list(allowDestinations)),
+            ("caFile", text(caFile)),
+            ("tlsUpgrade", list(tlsUpgrade)),
+            ("spkiPins", pins.isEmpty ? "[:]" : "[" + pins.joined(separator: ", ") + "]"),
+            ("logLevel", logLevel.rawValue),
+            ("logFormat", logFormat.rawValue),
+            ("accessLog", "\(accessLog)"),
+            ("connectTimeout", duration(connectTimeout)),
+            ("upstreamTimeout", duration(upstreamTimeout)),
+            ("headerTimeout", duration(headerTimeout)),
+            ("clientIdleTimeout", duration(clientIdleTimeout)),
+            ("tunnelIdleTimeout", duration(tunnelIdleTimeout)),
+            ("poolMaxIdle", "\(poolMaxIdle)"),
+            ("poolIdleTimeout", duration(poolIdleTimeout)),
+            ("shutdownGrace", duration(shutdownGrace)),
+            ("viaPseudonym", viaPseudonym),
+            ("threads", "\(threads)"),
+            ("configFile", text(configFile)),
+        ]
+    }
+
+    /// "ProxyConfiguration(listen: 127.0.0.1:8080, ..., secret: <redacted>, ...)".
+    public var description: String {
+        "ProxyConfiguration(" + displayFields.map { "\($0.name): \($0.value)" }.joined(separator: ", ") + ")"
+    }
+
+    public var debugDescription: String { description }
+
+    /// The display text of each field, so `dump` and debuggers show no secrets either.
+    public var customMirror: Mirror {
+        Mirror(self, children: displayFields.map { (label: $0.name, value: $0.value as Any) }, displayStyle: .struct)
+    }
+}

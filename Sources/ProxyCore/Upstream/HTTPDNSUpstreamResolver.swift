@@ -1,0 +1,85 @@
+import HTTPDNS
+import Logging
+import NIOCore
+
+/// HTTPDNS first (cache, then the service through single-flight), system DNS when HTTPDNS has no
+/// answer. A cache hit completes synchronously on the caller's event loop: no task, no thread hop.
+public final class HTTPDNSUpstreamResolver: UpstreamResolver {
+    let caching: CachingResolver<ContinuousClock>
+    let system: SystemResolver?
+    let stats: ResolverStats
+    let logger: Logger
+
+    /// `system`: the fallback; nil when it is disabled (`--system-fallback false`).
+    public init(caching: CachingResolver<ContinuousClock>, system: SystemResolver?, stats: ResolverStats, logger: Logger) {
+        self.caching = caching
+        self.system = system
+        self.stats = stats
+        self.logger = logger
+    }
+
+    public func resolve(host: String, port: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Resolution> {
+        if let hit = caching.cached(host) {
+            switch hit {
+            case .fresh(let answer, _):
+                if let resolution = Self.resolution(answer, port: port, source: .cache) {
+                    return eventLoop.makeSucceededFuture(resolution)
+                }
+            case .stale(let answer, _):
+                if let resolution = Self.resolution(answer, port: port, source: .stale) {
+                    return eventLoop.makeSucceededFuture(resolution)
+                }
+            case .negative(let failure):
+                return fallback(host: host, port: port, failure: failure, on: eventLoop)
+            }
+        }
+        let promise = eventLoop.makePromise(of: Resolution.self)
+        promise.completeWithTask { [caching] in
+            do {
+                let (answer, source) = try await caching.resolve(host)
+                if let resolution = Self.resolution(answer, port: port, source: Self.source(source)) {
+                    return resolution
+                }
+                throw ResolveFailure(kind: .noData, message: "no usable addresses")
+            } catch let failure as ResolveFailure {
+                return try await self.fallback(host: host, port: port, failure: failure, on: eventLoop).get()
+            }
+        }
+        return promise.futureResult
+    }
+
+    private func fallback(host: String, port: Int, failure: ResolveFailure, on eventLoop: any EventLoop) -> EventLoopFuture<Resolution> {
+        guard let system else {
+            return eventLoop.makeFailedFuture(
+                ProxyError(.resolveFailed, "cannot resolve \(host): HTTPDNS has no answer (\(failure.message)) and system DNS fallback is off")
+            )
+        }
+        stats.recordFallback(host)
+        logger.debug(
+            "HTTPDNS had no answer; using system DNS",
+            metadata: ["proxy.host": "\(host)", "error": "\(failure.shortDescription)"]
+        )
+        return system.resolve(host: host, port: port, on: eventLoop).map { resolution in
+            Resolution(addresses: resolution.addresses, source: .fallback)
+        }.flatMapErrorThrowing { error in
+            throw ProxyError(.resolveFailed, "cannot resolve \(host): HTTPDNS has no answer (\(failure.message)); \(error)")
+        }
+    }
+
+    static func source(_ source: AnswerSource) -> ResolutionSource {
+        switch source {
+        case .cache: .cache
+        case .stale: .stale
+        case .query: .httpdns
+        }
+    }
+
+    static func resolution(_ answer: ResolvedAnswer, port: Int, source: ResolutionSource) -> Resolution? {
+        var addresses: [SocketAddress] = []
+        addresses.reserveCapacity(answer.ipv4.count + answer.ipv6.count)
+        for ip in answer.ipv6 + answer.ipv4 {
+            if let address = try? SocketAddress(ipAddress: ip, port: port) { addresses.append(address) }
+        }
+        return addresses.isEmpty ? nil : Resolution(addresses: addresses, source: source)
+    }
+}

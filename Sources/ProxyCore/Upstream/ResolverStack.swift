@@ -1,0 +1,198 @@
+import CurlTransport
+import Foundation
+import HTTPDNS
+import Logging
+import NIOCore
+import ProxyConfig
+import ServiceLifecycle
+
+/// Builds what the configuration asks for: transport → provider (with server failover) → cache →
+/// the upstream resolver the proxy uses, plus the long-running services (cache runner, static list
+/// refresher) the service group must run.
+public final class ResolverStack: Sendable, CustomStringConvertible {
+    public let upstreamResolver: any UpstreamResolver
+    public let services: [any Service]
+    public let stats: ResolverStats
+    public let caching: CachingResolver<ContinuousClock>?
+    let provider: (any HTTPDNSProvider)?
+    let staticList: StaticListProvider?
+    let transport: CurlTransport?
+    let families: AddressFamilies
+    let fallbackEnabled: Bool
+    public let description: String
+
+    public init(configuration: ProxyConfiguration, logger: Logger) {
+        let stats = ResolverStats()
+        self.stats = stats
+        self.fallbackEnabled = configuration.systemFallback
+        let families: AddressFamilies
+        switch configuration.ipFamily {
+        case .ipv4: families = .ipv4
+        case .ipv6: families = .ipv6
+        case .both: families = .both
+        case .auto: families = HostAddressFamilies.detect()
+        }
+        self.families = families
+
+        guard configuration.provider != .system else {
+            upstreamResolver = SystemResolver()
+            services = []
+            caching = nil
+            provider = nil
+            staticList = nil
+            transport = nil
+            description = "system"
+            return
+        }
+
+        let transport = CurlTransport()
+        self.transport = transport
+        let url = configuration.effectiveResolverURL ?? ""
+        let pins = configuration.effectiveResolverIPs.map(\.description)
+        let client = ResolverClient(
+            transport: transport,
+            servers: ResolverServers(ips: pins),
+            timeout: configuration.resolverTimeout.duration,
+            caFile: configuration.resolverCAFile,
+            logger: logger
+        )
+        let provider: any HTTPDNSProvider
+        var staticList: StaticListProvider?
+        switch configuration.provider {
+        case .alibaba:
+            provider = AlibabaProvider(
+                serviceRoot: url,
+                accountID: configuration.accountID ?? "",
+                secret: configuration.secret,
+                client: client,
+                unixTime: { Int(Date().timeIntervalSince1970) }
+            )
+        case .json:
+            provider = DoHJSONProvider(
+                endpoint: url,
+                signature: configuration.dohSignature.map { signature in
+                    DoHJSONSignature(
+                        uid: signature.uid,
+                        accessKeyID: signature.accessKeyID,
+                        accessKeySecret: signature.accessKeySecret,
+                        timestampUnit: configuration.dohTimestampUnit == .milliseconds ? .milliseconds : .seconds
+                    )
+                },
+                client: client,
+                unixTimeMillis: { Int(Date().timeIntervalSince1970 * 1000) }
+            )
+        case .doh:
+            provider = DoHWireProvider(endpoint: url, method: configuration.dohMethod == .post ? .post : .get, client: client)
+        case .static:
+            let source: StaticListProvider.Source
+            switch configuration.staticListSource {
+            case .url(let listURL)?: source = .url(listURL.text)
+            case .file(let path)?: source = .file(path)
+            case nil: source = .file("")
+            }
+            let list = StaticListProvider(
+                source: source,
+                refresh: configuration.staticRefresh.duration,
+                transport: transport,
+                timeout: configuration.resolverTimeout.duration,
+                caFile: configuration.resolverCAFile,
+                pinnedAddresses: pins,
+                logger: logger
+            )
+            staticList = list
+            provider = list
+        case .system:
+            preconditionFailure("handled above")
+        }
+        self.provider = provider
+        self.staticList = staticList
+
+        let cacheConfiguration = CachingResolverConfiguration(
+            cache: DNSCacheConfiguration(
+                minTTL: configuration.minTTL.duration,
+                maxTTL: configuration.maxTTL.duration,
+                negativeTTLCap: configuration.negativeTTL.duration,
+                capacity: configuration.cacheSize,
+                maxStale: configuration.maxStale.duration,
+                immutable: configuration.cacheImmutable
+            ),
+            keepaliveDomains: Set(configuration.keepaliveDomains),
+            preload: configuration.preload,
+            cacheFile: configuration.cacheFile
+        )
+        let batch: CachingResolver<ContinuousClock>.BatchQuery?
+        if provider.supportsBatch {
+            batch = { hosts in try await provider.resolveBatch(hosts, families: families) }
+        } else {
+            batch = nil
+        }
+        let caching = CachingResolver(
+            configuration: cacheConfiguration,
+            clock: ContinuousClock(),
+            query: { host in try await provider.resolve(host, families: families) },
+            batchQuery: batch,
+            stats: stats,
+            logger: logger
+        )
+        self.caching = caching
+        upstreamResolver = HTTPDNSUpstreamResolver(
+            caching: caching,
+            system: configuration.systemFallback ? SystemResolver() : nil,
+            stats: stats,
+            logger: logger
+        )
+        var services: [any Service] = [caching]
+        if let staticList { services.insert(staticList, at: 0) }
+        self.services = services
+        description = "\(provider.name) \(url) pinned to [\(pins.joined(separator: ", "))] families=\(families.rawValue)"
+    }
+
+    public func shutdown() {
+        transport?.shutdown()
+    }
+
+    /// What `httpdns-proxy resolve` prints.
+    public struct ResolveReport: Error, Sendable {
+        public var text: String
+    }
+
+    /// One query straight to the provider (no cache), or getaddrinfo for `--provider system`.
+    public func resolveOnce(_ host: String) async -> Result<ResolveReport, ResolveReport> {
+        let started = ContinuousClock.now
+        guard let provider else {
+            do {
+                let addresses = try SystemResolver.getaddrinfo(host: host, port: 0)
+                let rtt = ContinuousClock.now - started
+                let v4 = addresses.filter { $0.protocol == .inet }.compactMap(\.ipAddress)
+                let v6 = addresses.filter { $0.protocol == .inet6 }.compactMap(\.ipAddress)
+                return .success(ResolveReport(text: Self.report(host: host, provider: "system", source: "system", v4: v4, v6: v6, ttl: nil, rtt: rtt, server: nil)))
+            } catch {
+                return .failure(ResolveReport(text: "\(host): system DNS has no answer: \(error)"))
+            }
+        }
+        do {
+            if let staticList { try await staticList.reload() }
+            let answer = try await provider.resolve(host, families: families)
+            let rtt = ContinuousClock.now - started
+            return .success(ResolveReport(
+                text: Self.report(host: host, provider: provider.name, source: "httpdns", v4: answer.ipv4, v6: answer.ipv6, ttl: answer.ttl, rtt: rtt, server: answer.serverIP)
+            ))
+        } catch {
+            return .failure(ResolveReport(text: "\(host): \(provider.name) provider has no answer: \(error.kind.rawValue): \(error.message)"))
+        }
+    }
+
+    static func report(host: String, provider: String, source: String, v4: [String], v6: [String], ttl: Duration?, rtt: Duration, server: String?) -> String {
+        var lines = ["host:     \(host)", "provider: \(provider)", "source:   \(source)"]
+        if let server { lines.append("server:   \(server)") }
+        lines.append("rtt:      \(String(format: "%.1f", Double(rtt.components.seconds) * 1000 + Double(rtt.components.attoseconds) / 1e15)) ms")
+        if let ttl { lines.append("ttl:      \(ttl.components.seconds) s") }
+        for ip in v4 { lines.append("A         \(ip)") }
+        for ip in v6 { lines.append("AAAA      \(ip)") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension TimeAmount {
+    var duration: Duration { .nanoseconds(nanoseconds) }
+}

@@ -1,0 +1,96 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import ProxyConfig
+import ProxyCore
+import ServiceLifecycle
+
+/// Runs the proxy (the default when no subcommand is named).
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the proxy (the default command)."
+    )
+
+    @OptionGroup var options: ServeOptions
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let configuration = try LoadedConfiguration.load(options, environment: environment)
+        let logger = LoggingSetup.bootstrap(configuration)
+        for name in ConfigurationLoader.unrecognizedEnvironmentVariables(in: environment) {
+            logger.warning("unknown environment variable ignored", metadata: ["variable": "\(name)"])
+        }
+
+        let accessLog: AccessLogWriter
+        do {
+            switch configuration.accessLog {
+            case .stdout: accessLog = try AccessLogWriter(target: .stdout)
+            case .off: accessLog = try AccessLogWriter(target: .off)
+            case .file(let path): accessLog = try AccessLogWriter(target: .file(path))
+            }
+        } catch {
+            throw ValidationError("\(error)")
+        }
+
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.effectiveThreads)
+        let resolvers = ResolverStack(configuration: configuration, logger: logger)
+        let proxy = ProxyServer(
+            configuration: configuration,
+            group: group,
+            resolver: resolvers.upstreamResolver,
+            accessLog: accessLog,
+            logger: logger
+        )
+        // The group shuts services down in reverse order: the proxy drains first while the admin
+        // listener still answers /healthz (with 503 "draining") and the resolver keeps answering.
+        var services: [any Service] = resolvers.services
+        if let admin = configuration.adminListen {
+            services.append(
+                AdminServer(host: admin.host, port: admin.port, group: group, logger: logger, isDraining: { proxy.isDraining })
+            )
+        }
+        services.append(proxy)
+        logger.info(
+            "starting",
+            metadata: [
+                "version": "\(BuildInfo.version)",
+                "provider": "\(configuration.provider.rawValue)",
+                "resolver": "\(resolvers.description)",
+                "threads": "\(configuration.effectiveThreads)",
+                "config_file": "\(configuration.configFile ?? "none")",
+            ]
+        )
+        let serviceGroup = ServiceGroup(
+            configuration: .init(
+                services: services.map { .init(service: $0) },
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await serviceGroup.run()
+        resolvers.shutdown()
+        try await group.shutdownGracefully()
+    }
+}
+
+enum LoadedConfiguration {
+    static func load(_ options: ServeOptions, environment: [String: String]) throws -> ProxyConfiguration {
+        do {
+            return try ConfigurationLoader.load(flags: options, environment: environment)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+}
+
+enum LoggingSetup {
+    static func bootstrap(_ configuration: ProxyConfiguration) -> Logger {
+        let format: LineLogHandler.Format = configuration.logFormat == .json ? .json : .text
+        let level = Logger.Level(rawValue: configuration.logLevel.rawValue) ?? .info
+        LoggingSystem.bootstrap { label in LineLogHandler(label: label, format: format, level: level) }
+        return Logger(label: "httpdns-proxy")
+    }
+}

@@ -7,6 +7,7 @@ extension CurlEasyTransfer {
     func configure(_ request: CurlRequest, userAgent: String) throws(CurlTransportError) {
         let headerLines = try request.headerLines()
         let resolveEntry = try request.resolveEntry(for: target)
+        let connectToEntry = try request.connectToEntry(for: target)
         let timeouts = try request.timeoutMilliseconds()
 
         try easy.set(CURLOPT_URL, request.url)
@@ -28,6 +29,11 @@ extension CurlEasyTransfer {
         }
         try easy.set(CURLOPT_USERAGENT, userAgent)
 
+        if let connectToEntry {
+            let list = try CurlStringList([connectToEntry])
+            lists.append(list)
+            try easy.set(CURLOPT_CONNECT_TO, list)
+        }
         if let resolveEntry {
             let list = try CurlStringList([resolveEntry])
             lists.append(list)

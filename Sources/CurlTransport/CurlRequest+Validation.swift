@@ -44,6 +44,15 @@ extension CurlRequest {
         return "\(target.host):\(target.port):\(formatted.joined(separator: ","))"
     }
 
+    /// The CURLOPT_CONNECT_TO entry "host:port:ip:port" for `connectAddress`, or nil.
+    func connectToEntry(for target: RequestTarget) throws(CurlTransportError) -> String? {
+        guard let connectAddress else { return nil }
+        guard let address = Self.resolveForm(of: connectAddress) else {
+            throw CurlTransportError(kind: .invalidRequest, detail: "connect address is not an IP literal")
+        }
+        return "\(target.host):\(target.port):\(address):\(target.port)"
+    }
+
     /// "192.0.2.1" stays as is; "2001:db8::1" or "[2001:db8::1]" becomes "[2001:db8::1]"; nil otherwise.
     static func resolveForm(of address: String) -> String? {
         var bare = Substring(address)

@@ -26,6 +26,11 @@ public struct CurlRequest: Sendable {
     public var caFile: String? = nil
     /// The transfer is aborted with `.tooLarge` once the body would exceed this many bytes.
     public var maxResponseBytes: Int = 1 << 20
+    /// Connect to exactly this IP for the URL's host and port (CURLOPT_CONNECT_TO), keeping the URL's
+    /// host for Host, SNI and certificate checks. Unlike `pinnedAddresses`, libcurl keys connection
+    /// reuse on this address, so a request aimed at one server never rides a cached connection to
+    /// another (what per-server failover needs).
+    public var connectAddress: String? = nil
 
     public init(url: String) {
         self.url = url

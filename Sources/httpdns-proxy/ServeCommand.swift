@@ -49,7 +49,10 @@ struct ServeCommand: AsyncParsableCommand {
         var services: [any Service] = resolvers.services
         if let admin = configuration.adminListen {
             services.append(
-                AdminServer(host: admin.host, port: admin.port, group: group, logger: logger, isDraining: { proxy.isDraining })
+                AdminServer(
+                    host: admin.host, port: admin.port, group: group, logger: logger,
+                    resolvers: resolvers, isDraining: { proxy.isDraining }
+                )
             )
         }
         services.append(proxy)

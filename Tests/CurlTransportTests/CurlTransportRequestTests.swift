@@ -238,3 +238,37 @@ struct CurlTransportRequestTests {
         }
     }
 }
+
+@Suite("CurlTransport connect-to addressing")
+struct CurlTransportConnectAddressTests {
+    @Test("connectAddress reaches exactly that IP and keeps the URL's Host")
+    func connectAddressRoutesToTheIP() async throws {
+        try await withTestServer(on: "127.0.0.2") { server in
+            try await withTransport { transport in
+                var request = request(server, "/ok", pinnedTo: [])
+                request.connectAddress = "127.0.0.2"
+                let first = try await transport.send(request)
+                #expect(first.status == 200)
+                #expect(first.remoteIP == "127.0.0.2")
+                let second = try await transport.send(request)
+                #expect(second.reusedConnection)
+                let seen = try await server.snapshot().requests
+                #expect(seen.first?.head.headers["Host"] == ["localhost:\(server.port)"])
+            }
+        }
+    }
+
+    @Test("a connectAddress that is not an IP literal is rejected before any I/O")
+    func connectAddressMustBeAnIP() async throws {
+        try await withTransport { transport in
+            var request = CurlRequest(url: "http://localhost:9/")
+            request.connectAddress = "example.com"
+            do {
+                _ = try await transport.send(request)
+                Issue.record("accepted a host name as connect address")
+            } catch let error as CurlTransportError {
+                #expect(error.shortDescription == "invalid_request")
+            }
+        }
+    }
+}

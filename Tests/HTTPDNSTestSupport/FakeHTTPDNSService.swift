@@ -59,8 +59,9 @@ public final class FakeHTTPDNSService: Sendable {
     public let host: String
     public let port: Int
 
-    /// Starts the service on `host` (a loopback address) and port 0.
-    public init(host: String = "127.0.0.1") throws {
+    /// Starts the service on `host` (a loopback address) and `port` (0: any free port; a second
+    /// service on another loopback address can share the first one's port, for failover tests).
+    public init(host: String = "127.0.0.1", port: Int = 0) throws {
         let box = state
         channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -71,7 +72,7 @@ public final class FakeHTTPDNSService: Sendable {
                     try channel.pipeline.syncOperations.addHandler(FakeHTTPDNSHandler(state: box))
                 }
             }
-            .bind(host: host, port: 0)
+            .bind(host: host, port: port)
             .wait()
         self.host = host
         self.port = channel.localAddress!.port!
@@ -137,7 +138,7 @@ public final class FakeHTTPDNSService: Sendable {
     // MARK: answering
 
     fileprivate static func respond(to request: SeenRequest, state box: NIOLockedValueBox<State>) -> (Int, String, [UInt8])? {
-        let snapshot = box.withLockedValue { state -> State in
+        let snapshot: State = box.withLockedValue { state in
             state.requests.append(request)
             return state
         }

@@ -34,27 +34,26 @@ public struct ResolverClient: Sendable {
         _ makeRequest: () throws(ResolveFailure) -> CurlRequest,
         classify: (CurlResponse) -> Verdict
     ) async throws(ResolveFailure) -> ResolvedAnswer {
-        guard case .go(var order) = servers.admit() else {
+        guard case .go(let order) = servers.admit() else {
             throw ResolveFailure(kind: .network, message: "resolver service unreachable recently; backing off", negativeTTL: nil)
         }
         var request = try makeRequest()
         request.timeout = timeout
         request.caFile = caFile
         var lastFailure = ResolveFailure(kind: .network, message: "no resolver server answered", negativeTTL: nil)
-        for _ in 0..<max(order.count, 1) {
-            request.pinnedAddresses = order
+        // One attempt per server IP, each connecting to exactly that IP (libcurl then keeps and
+        // reuses connections per IP, so a failed server's cached connection is never picked for
+        // the next one). nil: the URL's host is an IP literal or is found through system DNS.
+        let candidates: [String?] = order.isEmpty ? [nil] : order.map { $0 }
+        attempts: for ip in candidates {
+            request.connectAddress = ip
+            request.pinnedAddresses = ip.map { [$0] } ?? []
             let response: CurlResponse
             do {
                 response = try await transport.send(request)
             } catch let error as CurlTransportError {
-                if error.isConnectFailure {
-                    // libcurl already tried every pinned address in order.
-                    servers.failed(ip: nil, wholeRotation: true)
-                    throw ResolveFailure(kind: .network, message: "resolver service: \(error)", negativeTTL: nil)
-                }
                 lastFailure = ResolveFailure(kind: error.isTimeout ? .timeout : .network, message: "resolver service: \(error)", negativeTTL: nil)
-                if servers.failed(ip: order.first) { break }
-                order = ResolverServers.rotated(order, from: 1)
+                if servers.failed(ip: ip) { break attempts }
                 continue
             } catch is CancellationError {
                 servers.neutral()
@@ -65,26 +64,21 @@ public struct ResolverClient: Sendable {
             }
             switch classify(response) {
             case .answer(let answer):
-                servers.succeeded(ip: response.remoteIP)
+                servers.succeeded(ip: ip)
                 var answer = answer
-                answer.serverIP = response.remoteIP
+                answer.serverIP = response.remoteIP ?? ip
                 return answer
             case .fail(let failure):
                 if failure.kind == .auth {
                     servers.neutral()
                     logOnce(failure)
                 } else {
-                    servers.succeeded(ip: response.remoteIP)
+                    servers.succeeded(ip: ip)
                 }
                 throw failure
             case .nextServer(let why):
                 lastFailure = ResolveFailure(kind: .server, message: why, negativeTTL: nil)
-                if servers.failed(ip: response.remoteIP ?? order.first) { break }
-                if let ip = response.remoteIP, let index = order.firstIndex(of: ip) {
-                    order = ResolverServers.rotated(order, from: index + 1)
-                } else {
-                    order = ResolverServers.rotated(order, from: 1)
-                }
+                if servers.failed(ip: ip) { break attempts }
             }
         }
         throw lastFailure

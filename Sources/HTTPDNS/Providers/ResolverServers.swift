@@ -56,7 +56,7 @@ public final class ResolverServers: Sendable {
     /// `ip` (or, when unknown, the current first choice) failed. Returns true when a whole
     /// rotation has now failed and the service is backing off.
     @discardableResult
-    public func failed(ip: String?, wholeRotation: Bool = false) -> Bool {
+    public func failed(ip: String?) -> Bool {
         let now = self.now()
         return state.withLockedValue { state in
             if let ip, let index = ips.firstIndex(of: ip) {
@@ -64,7 +64,7 @@ public final class ResolverServers: Sendable {
             } else {
                 state.current = (state.current + 1) % max(ips.count, 1)
             }
-            state.failuresInRotation += wholeRotation ? ips.count : 1
+            state.failuresInRotation += 1
             if state.failuresInRotation >= ips.count || state.probeInFlight {
                 state.backingOffUntil = now + backoff
                 state.probeInFlight = false

@@ -1,33 +1,42 @@
+import Foundation
+import HTTPDNS
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
 
-/// The admin listener (loopback by default): `/healthz` now; metrics and stats join it later.
+/// The admin listener (loopback by default): `/healthz`, `/stats`, `/cache`, `/resolve?host=`.
 public final class AdminServer: Service, Sendable {
     private let host: String
     private let port: Int
     private let group: any EventLoopGroup
     private let logger: Logger
-    private let isDraining: @Sendable () -> Bool
+    private let routes: AdminRoutes
 
-    public init(host: String, port: Int, group: any EventLoopGroup, logger: Logger, isDraining: @escaping @Sendable () -> Bool) {
+    public init(
+        host: String,
+        port: Int,
+        group: any EventLoopGroup,
+        logger: Logger,
+        resolvers: ResolverStack? = nil,
+        isDraining: @escaping @Sendable () -> Bool
+    ) {
         self.host = host
         self.port = port
         self.group = group
         self.logger = logger
-        self.isDraining = isDraining
+        self.routes = AdminRoutes(resolvers: resolvers, isDraining: isDraining)
     }
 
     public func run() async throws {
-        let isDraining = self.isDraining
+        let routes = self.routes
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(AdminHandler(isDraining: isDraining))
+                    try channel.pipeline.syncOperations.addHandler(AdminHandler(routes: routes))
                 }
             }
             .bind(host: host, port: port)
@@ -40,15 +49,92 @@ public final class AdminServer: Service, Sendable {
     }
 }
 
+/// What each admin path answers. Responses are JSON except `/healthz` (plain text for probes).
+struct AdminRoutes: Sendable {
+    struct Response {
+        var status: HTTPResponseStatus
+        var contentType: String
+        var body: String
+
+        static func text(_ status: HTTPResponseStatus, _ body: String) -> Response {
+            Response(status: status, contentType: "text/plain; charset=utf-8", body: body + "\n")
+        }
+
+        static func json<T: Encodable>(_ value: T) -> Response {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+            let body = (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            return Response(status: .ok, contentType: "application/json", body: body + "\n")
+        }
+    }
+
+    let resolvers: ResolverStack?
+    let isDraining: @Sendable () -> Bool
+
+    func respond(method: HTTPMethod, path: String, query: [String: String], on eventLoop: any EventLoop) -> EventLoopFuture<Response> {
+        switch (method, path) {
+        case (.GET, "/healthz"), (.HEAD, "/healthz"):
+            return eventLoop.makeSucceededFuture(isDraining() ? .text(.serviceUnavailable, "draining") : .text(.ok, "ok"))
+        case (.GET, "/stats"):
+            guard let resolvers else { return eventLoop.makeSucceededFuture(.json(StatsBody(totals: nil, domains: []))) }
+            let domains = resolvers.stats.snapshot().sorted { $0.name < $1.name }
+            return eventLoop.makeSucceededFuture(.json(StatsBody(totals: resolvers.stats.totals(), domains: domains)))
+        case (.GET, "/cache"):
+            let entries = resolvers?.caching?.snapshot().sorted { $0.name < $1.name } ?? []
+            return eventLoop.makeSucceededFuture(.json(CacheBody(entries: entries)))
+        case (.DELETE, "/cache"), (.POST, "/cache/purge"):
+            guard let caching = resolvers?.caching else {
+                return eventLoop.makeSucceededFuture(.text(.conflict, "no HTTPDNS cache with --provider system"))
+            }
+            let host = query["host"].flatMap { $0.isEmpty ? nil : $0 }
+            caching.purge(host)
+            return eventLoop.makeSucceededFuture(.text(.ok, host.map { "purged \($0)" } ?? "purged all"))
+        case (.GET, "/resolve"):
+            guard let host = query["host"], !host.isEmpty else {
+                return eventLoop.makeSucceededFuture(.text(.badRequest, "usage: /resolve?host=NAME"))
+            }
+            guard let resolvers else {
+                return eventLoop.makeSucceededFuture(.text(.conflict, "no resolver configured"))
+            }
+            return resolvers.upstreamResolver.resolve(host: host, port: 0, on: eventLoop).map { resolution in
+                .json(ResolveBody(host: host, source: resolution.source.rawValue, addresses: resolution.addresses.compactMap(\.ipAddress)))
+            }.recover { error in
+                .text(.badGateway, "\(host): \(error)")
+            }
+        case (_, "/healthz"), (_, "/stats"), (_, "/resolve"):
+            return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET"))
+        case (_, "/cache"):
+            return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET, or DELETE /cache?host=NAME to purge"))
+        default:
+            return eventLoop.makeSucceededFuture(.text(.notFound, "not found: \(path.prefix(100)) (try /healthz, /stats, /cache, /resolve?host=)"))
+        }
+    }
+
+    struct StatsBody: Encodable {
+        var totals: DomainStats?
+        var domains: [DomainStats]
+    }
+
+    struct CacheBody: Encodable {
+        var entries: [CacheEntrySnapshot]
+    }
+
+    struct ResolveBody: Encodable {
+        var host: String
+        var source: String
+        var addresses: [String]
+    }
+}
+
 final class AdminHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let isDraining: @Sendable () -> Bool
+    private let routes: AdminRoutes
     private var head: HTTPRequestHead?
 
-    init(isDraining: @escaping @Sendable () -> Bool) {
-        self.isDraining = isDraining
+    init(routes: AdminRoutes) {
+        self.routes = routes
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -60,30 +146,32 @@ final class AdminHandler: ChannelInboundHandler {
         case .end:
             guard let head else { return }
             self.head = nil
-            let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
-            let (status, body): (HTTPResponseStatus, String)
-            switch (head.method, path) {
-            case (.GET, "/healthz"), (.HEAD, "/healthz"):
-                (status, body) = isDraining() ? (.serviceUnavailable, "draining\n") : (.ok, "ok\n")
-            case (_, "/healthz"):
-                (status, body) = (.methodNotAllowed, "use GET\n")
-            default:
-                (status, body) = (.notFound, "not found: \(path.prefix(100)) (try /healthz)\n")
-            }
-            var buffer = context.channel.allocator.buffer(capacity: body.utf8.count)
-            buffer.writeString(body)
-            var response = HTTPResponseHead(version: head.version, status: status)
-            response.headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
-            response.headers.add(name: "Content-Length", value: String(buffer.readableBytes))
-            response.headers.add(name: "Cache-Control", value: "no-store")
-            context.write(wrapOutboundOut(.head(response)), promise: nil)
-            if head.method != .HEAD {
-                context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-            }
-            let keepAlive = head.isKeepAlive
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
-                if !keepAlive { context.close(promise: nil) }
-            }
+            let components = URLComponents(string: head.uri)
+            var query: [String: String] = [:]
+            for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+            let path = components?.path ?? head.uri
+            routes.respond(method: head.method, path: path, query: query, on: context.eventLoop)
+                .assumeIsolated()
+                .whenSuccess { response in
+                    self.write(response, for: head, context: context)
+                }
+        }
+    }
+
+    private func write(_ response: AdminRoutes.Response, for head: HTTPRequestHead, context: ChannelHandlerContext) {
+        var buffer = context.channel.allocator.buffer(capacity: response.body.utf8.count)
+        buffer.writeString(response.body)
+        var responseHead = HTTPResponseHead(version: head.version, status: response.status)
+        responseHead.headers.add(name: "Content-Type", value: response.contentType)
+        responseHead.headers.add(name: "Content-Length", value: String(buffer.readableBytes))
+        responseHead.headers.add(name: "Cache-Control", value: "no-store")
+        context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
+        if head.method != .HEAD {
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        }
+        let keepAlive = head.isKeepAlive
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+            if !keepAlive { context.close(promise: nil) }
         }
     }
 }

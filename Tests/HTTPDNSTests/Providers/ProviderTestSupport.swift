@@ -1,0 +1,48 @@
+import CurlTransport
+import HTTPDNS
+import HTTPDNSTestSupport
+import Logging
+
+/// A resolver client aimed at a fake service: the URL names `localhost` (so nothing could leave the
+/// machine even if pinning broke) and is pinned to the given loopback addresses.
+func makeClient(
+    _ transport: CurlTransport,
+    pins: [String],
+    timeout: Duration = .seconds(2),
+    now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+) -> ResolverClient {
+    ResolverClient(
+        transport: transport,
+        servers: ResolverServers(ips: pins, now: now),
+        timeout: timeout,
+        caFile: nil,
+        logger: Logger(label: "test")
+    )
+}
+
+func localURL(_ service: FakeHTTPDNSService, _ path: String) -> String {
+    "http://localhost:\(service.port)\(path)"
+}
+
+/// A settable monotonic instant for back-off tests.
+final class ManualInstant: @unchecked Sendable {
+    private let lock = NSLockShim()
+    private var value = ContinuousClock.now
+
+    var now: ContinuousClock.Instant { lock.withLock { value } }
+
+    func advance(by duration: Duration) {
+        lock.withLock { value = value.advanced(by: duration) }
+    }
+}
+
+import Foundation
+
+struct NSLockShim {
+    private let lock = NSLock()
+    func withLock<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+}

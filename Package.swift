@@ -88,6 +88,20 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // `swift run -c release resolver-bench`: cached and cold resolution figures for docs/benchmarks.md.
+        .executableTarget(
+            name: "resolver-bench",
+            dependencies: [
+                "HTTPDNS",
+                "HTTPDNSTestSupport",
+                "ProxyCore",
+                "CurlTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/ResolverBench"
+        ),
         // Test-time certificate authority and TLS origins, shared by the TLS and end-to-end tests.
         .target(
             name: "TLSTestSupport",

@@ -17,6 +17,10 @@ public struct ProxyError: Error, Sendable, CustomStringConvertible {
         case resolveFailed = "resolve_failed"
         case connectFailed = "connect_failed"
         case connectTimeout = "connect_timeout"
+        /// Every address presented a certificate that failed verification (or a pin mismatch).
+        case tlsCertificateInvalid = "tls_certificate_invalid"
+        /// The TLS handshake failed on every address for another reason (alert, reset, no common version).
+        case tlsHandshakeFailed = "tls_handshake_failed"
         case upstreamTimeout = "upstream_timeout"
         case upstreamClosed = "upstream_closed"
         case requestTimeout = "request_timeout"
@@ -46,7 +50,7 @@ public struct ProxyError: Error, Sendable, CustomStringConvertible {
         case .methodNotAllowed: return .methodNotAllowed
         case .connectPortDenied, .destinationDenied: return .forbidden
         case .loopDetected: return .loopDetected
-        case .resolveFailed, .connectFailed, .upstreamClosed: return .badGateway
+        case .resolveFailed, .connectFailed, .upstreamClosed, .tlsCertificateInvalid, .tlsHandshakeFailed: return .badGateway
         case .connectTimeout, .upstreamTimeout: return .gatewayTimeout
         case .requestTimeout: return .requestTimeout
         case .shuttingDown: return .serviceUnavailable

@@ -37,13 +37,20 @@ struct ServeCommand: AsyncParsableCommand {
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.effectiveThreads)
         let resolvers = ResolverStack(configuration: configuration, logger: logger)
-        let proxy = ProxyServer(
-            configuration: configuration,
-            group: group,
-            resolver: resolvers.upstreamResolver,
-            accessLog: accessLog,
-            logger: logger
-        )
+        let proxy: ProxyServer
+        do {
+            proxy = try ProxyServer(
+                configuration: configuration,
+                group: group,
+                resolver: resolvers.upstreamResolver,
+                accessLog: accessLog,
+                logger: logger
+            )
+        } catch {
+            resolvers.shutdown()
+            try? await group.shutdownGracefully()
+            throw ValidationError("cannot set up upstream TLS (check --ca-file): \(error)")
+        }
         // The group shuts services down in reverse order: the proxy drains first while the admin
         // listener still answers /healthz (with 503 "draining") and the resolver keeps answering.
         var services: [any Service] = resolvers.services

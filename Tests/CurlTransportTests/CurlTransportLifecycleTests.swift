@@ -14,7 +14,8 @@ struct CurlTransportLifecycleTests {
                 let started = clock.now
                 task.cancel()
                 let result = await task.result
-                #expect(clock.now - started < .seconds(2))
+                // Well before the 60 s request timeout: the transfer was removed, not left to expire.
+                #expect(clock.now - started < .seconds(20))
                 #expect(throws: CancellationError.self) { try result.get() }
                 // libcurl removed the transfer rather than letting it run to its timeout.
                 try await server.waitUntil("the connection to close") { $0.closedConnections == 1 }
@@ -149,7 +150,7 @@ struct CurlTransportLifecycleTests {
                 let error = await transportError { try await task.value }
                 #expect(error?.kind == .shutdown)
             }
-            #expect(clock.now - started < .seconds(2))
+            #expect(clock.now - started < .seconds(20), "shutdown must not wait for the 60 s timeouts")
             try await server.waitUntil("both connections to close") { $0.closedConnections == 2 }
         }
     }

@@ -222,15 +222,16 @@ struct ForwardProxyTests {
 
     @Test func refusedUpstreamGets502Fast() throws {
         let port = try Loopback.unusedPort()
-        let proxy = try ProxyProcess.launch(Self.allowLoopback)
+        // A refusal must be answered when it happens, not when the 60 s connect timeout expires.
+        let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--connect-timeout", "60s"])
         defer { proxy.stop() }
         let clock = ContinuousClock()
         let start = clock.now
         let response = try Curl.fetch("http://127.0.0.1:\(port)/hello", proxy: proxy.proxyURL)
         let elapsed = clock.now - start
         #expect(response.status == 502, proxy.diagnostics)
-        #expect(!response.body.isEmpty)
-        #expect(elapsed < .seconds(5), "took \(elapsed)")
+        #expect(response.bodyText.contains("connection refused"), "\(response.bodyText)")
+        #expect(elapsed < .seconds(30), "took \(elapsed): the proxy waited for the connect timeout")
         let entry = proxy.waitForAccessLog(where: { $0.int("status") == 502 })
         #expect(entry.map { !($0.string("error") ?? "").isEmpty } == true, "access log: \(proxy.stdoutText())")
     }
@@ -246,7 +247,7 @@ struct ForwardProxyTests {
         let elapsed = clock.now - start
         #expect(response.status == 504, proxy.diagnostics)
         #expect(elapsed >= .milliseconds(250), "answered before the upstream timeout: \(elapsed)")
-        #expect(elapsed < .seconds(10), "took \(elapsed)")
+        #expect(elapsed < .seconds(30), "took \(elapsed)")
         #expect(origin.requests().count == 1)
     }
 }

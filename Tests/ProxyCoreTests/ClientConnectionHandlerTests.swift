@@ -18,7 +18,8 @@ import Testing
             connector: UpstreamConnector(
                 resolver: SystemResolver(),
                 policy: configuration.destinationPolicy,
-                connectTimeout: configuration.connectTimeout
+                connectTimeout: configuration.connectTimeout,
+                tlsContext: try ProxyServer.makeTLSContext(configuration)
             ),
             accessLog: try AccessLogWriter(target: .off),
             logger: Logger(label: "test"),
@@ -84,11 +85,13 @@ import Testing
         #expect(response.contains("loop"))
     }
 
-    @Test func httpsURIIs501UntilTLSOrigination() throws {
+    /// https:// URIs are originated over TLS now: they go through the connector (and its SSRF guard)
+    /// like http:// ones instead of being refused with 501.
+    @Test func httpsURIGoesThroughTheDestinationPolicy() throws {
         let channel = try makeChannel()
-        let response = try exchange(channel, "GET https://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n")
-        #expect(response.hasPrefix("HTTP/1.1 501 "))
-        #expect(response.contains("CONNECT"))
+        let response = try exchange(channel, "GET https://127.0.0.1:8443/ HTTP/1.1\r\nHost: 127.0.0.1:8443\r\n\r\n")
+        #expect(response.hasPrefix("HTTP/1.1 403 "), "\(response)")
+        #expect(response.contains("127.0.0.1"))
     }
 
     @Test func oversizedHeadersAre431() throws {

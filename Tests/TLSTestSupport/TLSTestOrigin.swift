@@ -75,12 +75,15 @@ public final class TLSTestOrigin: Sendable {
     /// Starts an origin serving `certificatePEM` (leaf first, then any intermediates) with `privateKeyPEM`.
     /// - Parameters:
     ///   - host: a loopback address: "127.0.0.1" (default) or "::1".
+    ///   - port: 0 (default) lets the kernel choose; a fixed port puts two origins on different
+    ///     loopback addresses behind one URL port (e.g. 127.0.0.1:P and 127.0.0.2:P).
     ///   - applicationProtocols: ALPN protocols the server accepts; empty disables ALPN.
     ///   - maximumTLSVersion: limit the server to TLS 1.2 to test that path; default TLS 1.3.
     public static func start(
         certificatePEM: String,
         privateKeyPEM: String,
         host: String = "127.0.0.1",
+        port: Int = 0,
         applicationProtocols: [String] = ["http/1.1"],
         maximumTLSVersion: TLSVersionLimit? = nil,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
@@ -117,7 +120,7 @@ public final class TLSTestOrigin: Sendable {
                     try sync.addHandler(OriginHTTPHandler(recorder: recorder))
                 }
             }
-            .bind(host: host, port: 0)
+            .bind(host: host, port: port)
             .get()
         guard let port = channel.localAddress?.port else {
             try? await channel.close()

@@ -228,12 +228,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             if MessageRewriter.viaContains(head.headers, pseudonym: env.configuration.viaPseudonym) {
                 throw ProxyError.loop(head.headers[canonicalForm: "via"].joined(separator: ", "))
             }
-            if target.scheme == .https {
-                throw ProxyError(
-                    .notImplemented,
-                    "https:// request URIs need TLS origination, which this build does not do yet; use CONNECT (curl -p, or HTTPS_PROXY) instead"
-                )
-            }
             rewritten = try MessageRewriter.rewriteRequest(head, target: target, viaPseudonym: env.configuration.viaPseudonym)
         } catch let error as ProxyError {
             record.error = error.message
@@ -243,7 +237,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             preconditionFailure("unexpected error \(error)")
         }
 
-        let exchange = Exchange(clientHead: head, target: target, request: rewritten, record: record)
+        let route = UpstreamRoute.forRequest(target, configuration: env.configuration)
+        record.tls = route.tls != nil
+        let exchange = Exchange(clientHead: head, target: target, route: route, request: rewritten, record: record)
         current = exchange
         if !head.isKeepAlive || env.isDraining { closeAfterExchange = true }
 
@@ -260,8 +256,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func connectUpstream(for exchange: Exchange, context: ChannelHandlerContext) {
         let key = exchange.poolKey
         env.connector.connect(
-            host: exchange.target.host,
-            port: exchange.target.port,
+            host: exchange.route.host,
+            port: exchange.route.port,
+            tls: exchange.route.tls,
             on: context.eventLoop,
             channelInitializer: { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -290,6 +287,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 exchange.record.source = connected.source.rawValue
                 exchange.record.resolveMs = connected.resolveTime.milliseconds
                 exchange.record.connectMs = connected.connectTime.milliseconds
+                exchange.record.tlsMs = connected.tls?.duration.milliseconds
+                exchange.record.tlsResumed = connected.tls?.resumed
                 self.attach(connection, to: exchange)
             case .failure(let error):
                 guard self.current === exchange, let context = self.context else { return }

@@ -6,6 +6,8 @@ import NIOHTTP1
 final class Exchange {
     let clientHead: HTTPRequestHead
     let target: RequestTarget
+    /// Port and transport to the origin (TLS for https:// and tls-upgrade rules).
+    let route: UpstreamRoute
     let request: MessageRewriter.RewrittenRequest
     let started: NIODeadline
     var record: AccessLogRecord
@@ -23,15 +25,22 @@ final class Exchange {
     /// The upstream has produced at least one byte of response (interim or final).
     var sawResponseBytes = false
 
-    init(clientHead: HTTPRequestHead, target: RequestTarget, request: MessageRewriter.RewrittenRequest, record: AccessLogRecord) {
+    init(
+        clientHead: HTTPRequestHead,
+        target: RequestTarget,
+        route: UpstreamRoute,
+        request: MessageRewriter.RewrittenRequest,
+        record: AccessLogRecord
+    ) {
         self.clientHead = clientHead
         self.target = target
+        self.route = route
         self.request = request
         self.started = .now()
         self.record = record
     }
 
-    var poolKey: PoolKey { PoolKey(scheme: target.scheme, host: target.host, port: target.port) }
+    var poolKey: PoolKey { route.poolKey }
 
     var responseStarted: Bool { response != nil }
 

@@ -16,11 +16,19 @@ public struct AccessLogRecord: Sendable {
     public var dialedIP: String?
     public var source: String?
     public var reused: Bool
+    /// The proxy spoke TLS to the origin (https:// request or a tls-upgrade rule). False for CONNECT
+    /// tunnels, whose TLS (if any) is the client's own, end to end.
+    public var tls: Bool
+    /// Whether this request's TLS handshake resumed a cached session; nil when it made no handshake
+    /// (plain, or a reused pooled connection).
+    public var tlsResumed: Bool?
     public var status: Int
     public var bytesUp: Int
     public var bytesDown: Int
     public var resolveMs: Double?
     public var connectMs: Double?
+    /// The TLS handshake of the connection this request opened.
+    public var tlsMs: Double?
     public var ttfbMs: Double?
     public var totalMs: Double
     public var error: String?
@@ -34,6 +42,7 @@ public struct AccessLogRecord: Sendable {
         self.port = 0
         self.path = ""
         self.reused = false
+        self.tls = false
         self.status = 0
         self.bytesUp = 0
         self.bytesDown = 0
@@ -61,10 +70,13 @@ public struct AccessLogRecord: Sendable {
         str("ip", dialedIP)
         str("source", source)
         out += ",\"reused\":\(reused)"
+        out += ",\"tls\":\(tls)"
+        out += ",\"tls_resumed\":" + (tlsResumed.map { "\($0)" } ?? "null")
         out += ",\"status\":\(status)"
         out += ",\"bytes_up\":\(bytesUp),\"bytes_down\":\(bytesDown)"
         num("resolve_ms", resolveMs)
         num("connect_ms", connectMs)
+        num("tls_ms", tlsMs)
         num("ttfb_ms", ttfbMs)
         num("total_ms", totalMs)
         str("error", error)

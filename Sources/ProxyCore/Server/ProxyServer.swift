@@ -1,7 +1,13 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import OpenSSLTLS
 import ProxyConfig
 import ServiceLifecycle
 
@@ -22,15 +28,19 @@ public final class ProxyServer: Service, Sendable {
         accessLog: AccessLogWriter,
         logger: Logger,
         onBound: @escaping @Sendable (SocketAddress) -> Void = { _ in }
-    ) {
+    ) throws(TLSError) {
         self.configuration = configuration
         self.group = group
         self.logger = logger
         self.onBound = onBound
+        // One TLS context for the whole proxy: trust store, ALPN and the session cache are shared by
+        // every upstream TLS connection. A failure (e.g. an unreadable --ca-file) stops the start.
+        let tlsContext = try Self.makeTLSContext(configuration)
         let connector = UpstreamConnector(
             resolver: resolver,
             policy: DestinationPolicy(allow: configuration.allowDestinations),
-            connectTimeout: configuration.connectTimeout
+            connectTimeout: configuration.connectTimeout,
+            tlsContext: tlsContext
         )
         self.env = ProxyEnvironment(
             configuration: configuration,
@@ -39,6 +49,21 @@ public final class ProxyServer: Service, Sendable {
             logger: logger,
             eventLoops: Array(group.makeIterator())
         )
+    }
+
+    /// The upstream TLS client context the configuration asks for: system trust store plus
+    /// `--ca-file`, TLS 1.2 minimum, ALPN http/1.1, a handshake timeout equal to `--connect-timeout`.
+    public static func makeTLSContext(_ configuration: ProxyConfiguration) throws(TLSError) -> TLSClientContext {
+        if let caFile = configuration.caFile, access(caFile, R_OK) != 0 {
+            // OpenSSL would only say "system lib".
+            throw TLSError.configuration(reason: "cannot read CA file \(caFile): \(String(cString: strerror(errno)))")
+        }
+        var tls = TLSClientConfiguration()
+        tls.caFile = configuration.caFile
+        tls.useSystemTrustStore = true
+        tls.alpn = ["http/1.1"]
+        tls.handshakeTimeout = .nanoseconds(configuration.connectTimeout.nanoseconds)
+        return try TLSClientContext(configuration: tls)
     }
 
     /// True once shutdown began (the admin health check reports it).

@@ -1,41 +1,58 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import NIOCore
 import NIOPosix
+import OpenSSLTLS
 import ProxyConfig
 
-/// A TCP connection to an upstream, with what it took to get it.
-public struct ConnectedUpstream {
+/// A connection to an upstream, with what it took to get it. For TLS the handshake has completed
+/// and the origin is verified.
+public struct ConnectedUpstream: Sendable {
     public let channel: any Channel
     public let address: SocketAddress
     public let source: ResolutionSource
     public let resolveTime: TimeAmount
+    /// From the end of resolution until the chosen connection was established (TCP), including
+    /// addresses whose TLS handshake failed before it.
     public let connectTime: TimeAmount
+    /// The TLS handshake of this connection; nil for plain TCP.
+    public let tls: UpstreamTLSHandshake?
 }
 
 /// Name → addresses (resolver) → destination policy on each address → Happy Eyeballs connect over
-/// the allowed ones. Every address that gets dialed has passed the policy, whatever its source.
+/// the allowed ones → (TLS) handshake with the original name. Every address that gets dialed has
+/// passed the policy, whatever its source. A failed TLS handshake counts as that address failing:
+/// the connect starts again over the addresses not tried yet, so at most one round per address.
 public final class UpstreamConnector: Sendable {
     let resolver: any UpstreamResolver
     let policy: DestinationPolicy
     let connectTimeout: TimeAmount
+    /// Shared by every TLS connection (trust, ALPN, session cache); nil: TLS origination is off.
+    let tlsContext: TLSClientContext?
 
-    public init(resolver: any UpstreamResolver, policy: DestinationPolicy, connectTimeout: TimeAmount) {
+    public init(
+        resolver: any UpstreamResolver,
+        policy: DestinationPolicy,
+        connectTimeout: TimeAmount,
+        tlsContext: TLSClientContext? = nil
+    ) {
         self.resolver = resolver
         self.policy = policy
         self.connectTimeout = connectTimeout
+        self.tlsContext = tlsContext
     }
 
+    /// Connects to `host`:`port`. With `tls`, `OpenSSLClientHandler` goes first in the pipeline
+    /// (before what `channelInitializer` adds) and the future completes only after the handshake.
     public func connect(
         host: String,
         port: Int,
+        tls: UpstreamTLS? = nil,
         on eventLoop: any EventLoop,
         channelInitializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>
     ) -> EventLoopFuture<ConnectedUpstream> {
         let started = NIODeadline.now()
+        if tls != nil && tlsContext == nil {
+            return eventLoop.makeFailedFuture(ProxyError(.tlsHandshakeFailed, "TLS origination to \(host) is not configured in this proxy"))
+        }
         let resolution: EventLoopFuture<Resolution>
         if let literal = try? SocketAddress(ipAddress: host, port: port) {
             resolution = eventLoop.makeSucceededFuture(Resolution(addresses: [literal], source: .literal))
@@ -45,7 +62,6 @@ public final class UpstreamConnector: Sendable {
             }
         }
         let policy = self.policy
-        let connectTimeout = self.connectTimeout
         return resolution.flatMap { resolution in
             let resolved = NIODeadline.now()
             var allowedAddresses: [SocketAddress] = []
@@ -64,65 +80,111 @@ public final class UpstreamConnector: Sendable {
                     ProxyError(.destinationDenied, "destination denied by policy: \(denials.joined(separator: "; "))\(what)")
                 )
             }
-            return ClientBootstrap(group: eventLoop)
-                .connectTimeout(connectTimeout)
-                .resolver(FixedAddressResolver(addresses: allowed, eventLoop: eventLoop))
-                .channelInitializer(channelInitializer)
-                .connect(host: host, port: port)
-                .flatMapErrorThrowing { error in
-                    throw Self.describeConnectFailure(error, host: host, port: port, tried: allowed, timeout: connectTimeout)
+            let plan = ConnectPlan(
+                host: host,
+                port: port,
+                tls: tls,
+                allowed: allowed,
+                source: resolution.source,
+                resolveTime: resolved - started,
+                resolvedAt: resolved,
+                eventLoop: eventLoop,
+                channelInitializer: channelInitializer
+            )
+            return self.dial(plan, remaining: allowed, earlierFailures: [])
+        }
+    }
+
+    /// What one `connect` call needs across its rounds.
+    private struct ConnectPlan: Sendable {
+        let host: String
+        let port: Int
+        let tls: UpstreamTLS?
+        let allowed: [SocketAddress]
+        let source: ResolutionSource
+        let resolveTime: TimeAmount
+        let resolvedAt: NIODeadline
+        let eventLoop: any EventLoop
+        let channelInitializer: @Sendable (any Channel) -> EventLoopFuture<Void>
+    }
+
+    /// One round: Happy Eyeballs over `remaining`, then (TLS) the handshake on the winner. A failed
+    /// handshake removes that address and starts another round over the rest.
+    private func dial(_ plan: ConnectPlan, remaining: [SocketAddress], earlierFailures: [AddressFailure]) -> EventLoopFuture<ConnectedUpstream> {
+        let eventLoop = plan.eventLoop
+        let tlsContext = self.tlsContext
+        let connectTimeout = self.connectTimeout
+        return ClientBootstrap(group: eventLoop)
+            .connectTimeout(connectTimeout)
+            .resolver(FixedAddressResolver(addresses: remaining, eventLoop: eventLoop))
+            .channelInitializer { channel in
+                if let tls = plan.tls, let tlsContext {
+                    do {
+                        let sync = channel.pipeline.syncOperations
+                        try sync.addHandler(
+                            OpenSSLClientHandler(context: tlsContext, serverName: tls.serverName, port: plan.port, spkiPins: tls.spkiPins)
+                        )
+                        try sync.addHandler(TLSHandshakeGate(serverName: tls.serverName))
+                    } catch {
+                        return channel.eventLoop.makeFailedFuture(error)
+                    }
                 }
-                .map { channel in
-                    let connected = NIODeadline.now()
-                    return ConnectedUpstream(
-                        channel: channel,
-                        address: channel.remoteAddress ?? allowed[0],
-                        source: resolution.source,
-                        resolveTime: resolved - started,
-                        connectTime: connected - resolved
+                return plan.channelInitializer(channel)
+            }
+            .connect(host: plan.host, port: plan.port)
+            .flatMapErrorThrowing { error in
+                throw Self.describeConnectFailure(
+                    error,
+                    host: plan.host,
+                    port: plan.port,
+                    tried: plan.allowed,
+                    timeout: connectTimeout,
+                    earlierFailures: earlierFailures
+                )
+            }
+            .flatMap { channel in
+                let connected = NIODeadline.now()
+                guard plan.tls != nil else {
+                    return eventLoop.makeSucceededFuture(
+                        ConnectedUpstream(
+                            channel: channel,
+                            address: channel.remoteAddress ?? remaining[0],
+                            source: plan.source,
+                            resolveTime: plan.resolveTime,
+                            connectTime: connected - plan.resolvedAt,
+                            tls: nil
+                        )
                     )
                 }
-        }
-    }
-
-    static func describeConnectFailure(
-        _ error: any Error,
-        host: String,
-        port: Int,
-        tried: [SocketAddress],
-        timeout: TimeAmount
-    ) -> ProxyError {
-        let triedText = tried.map { $0.ipAddress ?? "\($0)" }.joined(separator: ", ")
-        if let error = error as? NIOConnectionError {
-            let details = error.connectionErrors.map { failure in
-                "\(failure.target.ipAddress ?? "?"): \(Self.shortReason(failure.error))"
+                let gate: TLSHandshakeGate
+                do {
+                    gate = try channel.pipeline.syncOperations.handler(type: TLSHandshakeGate.self)
+                } catch {
+                    channel.close(promise: nil)
+                    return eventLoop.makeFailedFuture(error)
+                }
+                let address = gate.remoteAddress ?? channel.remoteAddress
+                return gate.handshakeResult(on: eventLoop).map { handshake in
+                    ConnectedUpstream(
+                        channel: channel,
+                        address: address ?? remaining[0],
+                        source: plan.source,
+                        resolveTime: plan.resolveTime,
+                        connectTime: connected - plan.resolvedAt,
+                        tls: handshake
+                    )
+                }.flatMapError { error in
+                    channel.close(promise: nil)
+                    let failures = earlierFailures + [AddressFailure(ip: address?.ipAddress ?? "?", error: error)]
+                    let rest = remaining.filter { $0.ipAddress != address?.ipAddress }
+                    guard address != nil, !rest.isEmpty, rest.count < remaining.count else {
+                        return eventLoop.makeFailedFuture(
+                            Self.describeHandshakeFailures(failures, host: plan.host, port: plan.port, tried: plan.allowed.count)
+                        )
+                    }
+                    return self.dial(plan, remaining: rest, earlierFailures: failures)
+                }
             }
-            return ProxyError(
-                .connectFailed,
-                "cannot connect to \(host) port \(port): \(details.isEmpty ? "no address answered" : details.joined(separator: "; ")) (tried \(tried.count) address\(tried.count == 1 ? "" : "es"))"
-            )
-        }
-        if case ChannelError.connectTimeout = error {
-            return ProxyError(
-                .connectTimeout,
-                "connecting to \(host) port \(port) timed out after \(timeout.milliseconds) ms (tried: \(triedText))"
-            )
-        }
-        return ProxyError(.connectFailed, "cannot connect to \(host) port \(port): \(Self.shortReason(error)) (tried: \(triedText))")
-    }
-
-    static func shortReason(_ error: any Error) -> String {
-        if let io = error as? IOError {
-            switch io.errnoCode {
-            case ECONNREFUSED: return "connection refused"
-            case ENETUNREACH: return "network unreachable"
-            case EHOSTUNREACH: return "host unreachable"
-            case ETIMEDOUT: return "timed out"
-            default: return "\(io)"
-            }
-        }
-        if case ChannelError.connectTimeout = error { return "timed out" }
-        return "\(error)"
     }
 }
 

@@ -9,11 +9,12 @@ protocol UpstreamHTTPDelegate: AnyObject {
     func upstreamClosed(_ connection: UpstreamHTTPConnection, error: (any Error)?)
 }
 
-/// Identifies interchangeable upstream connections.
+/// Identifies interchangeable upstream connections: the host asked for (the name a TLS certificate
+/// was verified against), the port dialed, and whether the connection is TLS.
 struct PoolKey: Hashable {
-    var scheme: RequestTarget.Scheme
     var host: String
     var port: Int
+    var tls: Bool
 }
 
 /// The last handler of an upstream HTTP/1.1 channel. It belongs to the pool while idle and to one

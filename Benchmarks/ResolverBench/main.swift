@@ -1,0 +1,111 @@
+import CurlTransport
+import Foundation
+import HTTPDNS
+import HTTPDNSTestSupport
+import Logging
+import NIOCore
+import NIOPosix
+import ProxyCore
+
+// Resolver figures for docs/benchmarks.md. Loopback only: the cold-path numbers query an
+// in-process fake HTTPDNS service over real HTTP through libcurl.
+//
+//   swift run -c release --scratch-path .build-release resolver-bench [seconds-for-cold-run]
+
+let entries = 10_000
+let coldSeconds = Double(CommandLine.arguments.dropFirst().first ?? "") ?? 3
+var results: [String: Double] = [:]
+
+func nanoseconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
+}
+
+// 1. The value-type cache alone.
+let coreNs = DNSCacheBenchmark.measureLookups(entries: entries, iterations: 2_000_000)
+results["cache_core_ns_per_lookup"] = coreNs
+print(String(format: "DNSCache.lookup at %d entries:                      %.0f ns", entries, coreNs))
+
+// 2. CachingResolver.cached(_:) — lock + lookup + stats, the proxy's hot path.
+let names = (0..<entries).map { "host-\($0).bench.test" }
+let caching = CachingResolver(
+    configuration: .init(cache: .init(capacity: entries * 2)),
+    clock: ContinuousClock(),
+    query: { name in ResolvedAnswer(ipv4: ["127.0.0.1"], ipv6: [], ttl: .seconds(3600)) },
+    stats: ResolverStats(),
+    logger: Logger(label: "bench")
+)
+try await withThrowingTaskGroup(of: Void.self) { group in
+    group.addTask { try await caching.run() }
+    for name in names { _ = try await caching.resolve(name) }
+
+    let iterations = 2_000_000
+    var rng = SystemRandomNumberGenerator()
+    let order = (0..<4096).map { _ in Int.random(in: 0..<entries, using: &rng) }
+    var hits = 0
+    let start = ContinuousClock.now
+    for i in 0..<iterations {
+        if caching.cached(names[order[i & 4095]]) != nil { hits += 1 }
+    }
+    let perLookup = nanoseconds(ContinuousClock.now - start) / Double(iterations)
+    precondition(hits == iterations)
+    results["caching_resolver_cached_ns"] = perLookup
+    print(String(format: "CachingResolver.cached at %d entries:              %.0f ns", entries, perLookup))
+
+    // 3. The proxy's resolver interface on an event loop (cache hit → succeeded future).
+    let resolver = HTTPDNSUpstreamResolver(caching: caching, system: nil, stats: caching.stats, logger: Logger(label: "bench"))
+    let loop = MultiThreadedEventLoopGroup.singleton.next()
+    let loopNs = try await loop.submit { () -> Double in
+        let iterations = 1_000_000
+        let start = ContinuousClock.now
+        for i in 0..<iterations {
+            _ = resolver.resolve(host: names[order[i & 4095]], port: 80, on: loop)
+        }
+        return nanoseconds(ContinuousClock.now - start) / Double(iterations)
+    }.get()
+    results["upstream_resolver_cached_ns"] = loopNs
+    print(String(format: "HTTPDNSUpstreamResolver.resolve (cache hit):         %.0f ns", loopNs))
+    group.cancelAll()
+}
+
+// 4. Cold lookups per second: distinct names, one DoH JSON query each, 32 in flight.
+let service = try FakeHTTPDNSService()
+let transport = CurlTransport()
+let client = ResolverClient(
+    transport: transport,
+    servers: ResolverServers(ips: ["127.0.0.1"]),
+    timeout: .seconds(3),
+    caFile: nil,
+    logger: Logger(label: "bench")
+)
+let provider = DoHJSONProvider(endpoint: "http://localhost:\(service.port)/resolve", signature: nil, client: client, unixTimeMillis: { 0 })
+let counter = Counter()
+let deadline = ContinuousClock.now + .milliseconds(Int(coldSeconds * 1000))
+let coldStart = ContinuousClock.now
+await withTaskGroup(of: Void.self) { group in
+    for worker in 0..<32 {
+        group.addTask {
+            var i = 0
+            while ContinuousClock.now < deadline {
+                let name = "cold-\(worker)-\(i).bench.test"
+                service.set(name, .init(ipv4: ["127.0.0.1"], ttl: 60))
+                if (try? await provider.resolve(name, families: .ipv4)) != nil { counter.add() }
+                i += 1
+            }
+        }
+    }
+}
+let coldRate = Double(counter.value) / nanoseconds(ContinuousClock.now - coldStart) * 1e9
+results["cold_lookups_per_second"] = coldRate
+print(String(format: "cold lookups/s (DoH JSON, fake service, 32 in flight): %.0f", coldRate))
+transport.shutdown()
+service.stop()
+
+let json = try JSONSerialization.data(withJSONObject: results, options: [.sortedKeys, .prettyPrinted])
+print(String(decoding: json, as: UTF8.self))
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.lock(); count += 1; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+}

@@ -130,6 +130,7 @@ let package = Package(
             name: "CurlTransportTests",
             dependencies: [
                 "CurlTransport",
+                "TLSTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,0 +1,55 @@
+import CurlTransport
+import Testing
+import TLSTestSupport
+
+/// The resolver service over HTTPS: reached by a pinned IP, verified against the URL's name.
+@Suite("CurlTransport TLS to a pinned resolver")
+struct CurlTransportTLSTests {
+    @Test("the certificate is checked against the URL's host, not the pinned IP")
+    func verifiesTheServiceName() async throws {
+        let ca = try TestCA()
+        let caFile = try ca.writeCAFile()
+        let good = try ca.issueLeaf(dnsNames: ["localhost"])
+        let origin = try await TLSTestOrigin.start(certificatePEM: good.certificatePEM, privateKeyPEM: good.privateKeyPEM)
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+
+        var request = CurlRequest(url: "https://localhost:\(origin.port)/hello")
+        request.pinnedAddresses = ["127.0.0.1"]
+        request.caFile = caFile
+        let response = try await transport.send(request)
+        #expect(response.status == 200)
+        #expect(response.body == Array("hello".utf8))
+        #expect(origin.connections.first?.serverName == "localhost")
+
+        // Without the private CA the same service is untrusted.
+        request.caFile = nil
+        do {
+            _ = try await transport.send(request)
+            Issue.record("an untrusted certificate was accepted")
+        } catch let error as CurlTransportError {
+            #expect(error.shortDescription == "tls")
+        }
+        try await origin.shutdown()
+    }
+
+    @Test("a certificate for another name is refused")
+    func wrongNameIsRefused() async throws {
+        let ca = try TestCA()
+        let caFile = try ca.writeCAFile()
+        let other = try ca.issueLeaf(dnsNames: ["other.test"], ipAddresses: ["127.0.0.1"])
+        let origin = try await TLSTestOrigin.start(certificatePEM: other.certificatePEM, privateKeyPEM: other.privateKeyPEM)
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        var request = CurlRequest(url: "https://localhost:\(origin.port)/hello")
+        request.pinnedAddresses = ["127.0.0.1"]
+        request.caFile = caFile
+        do {
+            _ = try await transport.send(request)
+            Issue.record("a certificate for another name was accepted")
+        } catch let error as CurlTransportError {
+            #expect(error.shortDescription == "tls")
+        }
+        try await origin.shutdown()
+    }
+}

@@ -11,7 +11,7 @@ extension ConfigOption {
         keepaliveDomains, preload,
         connectPorts, allowDestination, caFile, tlsUpgrade, spkiPins,
         logLevel, logFormat, accessLog,
-        connectTimeout, upstreamTimeout, headerTimeout, clientIdleTimeout, tunnelIdleTimeout,
+        connectTimeout, ipBackoff, ipBackoffMax, upstreamTimeout, headerTimeout, clientIdleTimeout, tunnelIdleTimeout,
         poolMaxIdle, poolIdleTimeout, shutdownGrace, via, threads,
     ]
 
@@ -359,6 +359,16 @@ extension ConfigOption {
         "connect-timeout", default: "10s",
         help: "Limit for the TCP connect to an origin, across all its addresses"
     ) { $0.connectTimeout = $1 }
+
+    public static let ipBackoff = durationOption(
+        "ip-backoff", default: "30s",
+        help: "After an origin address fails (refused, timeout, reset, TLS failure, closed before answering), dial it last for this long; doubled on each further failure"
+    ) { $0.ipBackoff = $1 }
+
+    public static let ipBackoffMax = durationOption(
+        "ip-backoff-max", default: "5m",
+        help: "Ceiling of the doubling ip-backoff (at least ip-backoff)"
+    ) { $0.ipBackoffMax = $1 }
 
     public static let upstreamTimeout = durationOption(
         "upstream-timeout", default: "60s",

@@ -193,6 +193,11 @@ extension ConfigurationLoader {
             throw .conflict(reason: "--max-ttl \(config.maxTTL.configDescription) (from \(origin(ConfigOption.maxTTL.name))) "
                 + "is less than --min-ttl \(config.minTTL.configDescription) (from \(origin(ConfigOption.minTTL.name)))")
         }
+
+        if config.ipBackoffMax < config.ipBackoff {
+            throw .conflict(reason: "--ip-backoff-max \(config.ipBackoffMax.configDescription) (from \(origin(ConfigOption.ipBackoffMax.name))) "
+                + "is less than --ip-backoff \(config.ipBackoff.configDescription) (from \(origin(ConfigOption.ipBackoff.name)))")
+        }
     }
 }
 

@@ -49,6 +49,8 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("logFormat", logFormat.rawValue),
             ("accessLog", "\(accessLog)"),
             ("connectTimeout", duration(connectTimeout)),
+            ("ipBackoff", duration(ipBackoff)),
+            ("ipBackoffMax", duration(ipBackoffMax)),
             ("upstreamTimeout", duration(upstreamTimeout)),
             ("headerTimeout", duration(headerTimeout)),
             ("clientIdleTimeout", duration(clientIdleTimeout)),

@@ -89,6 +89,11 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var accessLog: AccessLogDestination
     /// Limit for TCP connect to one origin, across all its resolved addresses. Default 10s.
     public var connectTimeout: TimeAmount
+    /// An origin address (IP and port) that failed is dialed after every other address for this
+    /// long; each further consecutive failure doubles it, up to `ipBackoffMax`. Default 30s.
+    public var ipBackoff: TimeAmount
+    /// Ceiling of the doubling back-off; at least `ipBackoff`. Default 5 min.
+    public var ipBackoffMax: TimeAmount
     /// Limit for the origin's response head, and for the longest silence while
     /// reading a response body. Default 60s.
     public var upstreamTimeout: TimeAmount
@@ -148,6 +153,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
         logFormat: .json,
         accessLog: .stdout,
         connectTimeout: .seconds(10),
+        ipBackoff: .seconds(30),
+        ipBackoffMax: .minutes(5),
         upstreamTimeout: .seconds(60),
         headerTimeout: .seconds(30),
         clientIdleTimeout: .seconds(60),

@@ -125,6 +125,12 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.connectTimeout.name), help: help(for: .connectTimeout))
     public var connectTimeout: String?
 
+    @Option(name: .customLong(ConfigOption.ipBackoff.name), help: help(for: .ipBackoff))
+    public var ipBackoff: String?
+
+    @Option(name: .customLong(ConfigOption.ipBackoffMax.name), help: help(for: .ipBackoffMax))
+    public var ipBackoffMax: String?
+
     @Option(name: .customLong(ConfigOption.upstreamTimeout.name), help: help(for: .upstreamTimeout))
     public var upstreamTimeout: String?
 
@@ -196,6 +202,8 @@ public struct ServeOptions: ParsableArguments, Sendable {
         put(.logFormat, logFormat)
         put(.accessLog, accessLog)
         put(.connectTimeout, connectTimeout)
+        put(.ipBackoff, ipBackoff)
+        put(.ipBackoffMax, ipBackoffMax)
         put(.upstreamTimeout, upstreamTimeout)
         put(.headerTimeout, headerTimeout)
         put(.clientIdleTimeout, clientIdleTimeout)

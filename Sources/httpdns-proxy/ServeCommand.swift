@@ -58,7 +58,7 @@ struct ServeCommand: AsyncParsableCommand {
             services.append(
                 AdminServer(
                     host: admin.host, port: admin.port, group: group, logger: logger,
-                    resolvers: resolvers, isDraining: { proxy.isDraining }
+                    resolvers: resolvers, ipHealth: proxy.ipHealth, isDraining: { proxy.isDraining }
                 )
             )
         }

@@ -17,7 +17,7 @@ import Testing
     @Test func registryNamesAreUniqueKebabCase() {
         let names = ConfigOption.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 46)
+        #expect(names.count == 48)
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
@@ -105,6 +105,8 @@ import Testing
         #expect(d.logFormat == .json)
         #expect(d.accessLog == .stdout)
         #expect(d.connectTimeout == .seconds(10))
+        #expect(d.ipBackoff == .seconds(30))
+        #expect(d.ipBackoffMax == .minutes(5))
         #expect(d.upstreamTimeout == .seconds(60))
         #expect(d.headerTimeout == .seconds(30))
         #expect(d.clientIdleTimeout == .seconds(60))
@@ -123,7 +125,7 @@ import Testing
             "HTTPDNS_PROXY_LISTEN": "127.0.0.1:1", "HTTPDNS_PROXY_ADMIN_LISTEN": "off",
             "HTTPDNS_PROXY_CONNECT_PORTS": "1", "HTTPDNS_PROXY_ALLOW_DESTINATION": "1.2.3.4",
             "HTTPDNS_PROXY_LOG_LEVEL": "error", "HTTPDNS_PROXY_LOG_FORMAT": "text", "HTTPDNS_PROXY_ACCESS_LOG": "off",
-            "HTTPDNS_PROXY_CONNECT_TIMEOUT": "1ms", "HTTPDNS_PROXY_UPSTREAM_TIMEOUT": "1ms", "HTTPDNS_PROXY_HEADER_TIMEOUT": "1ms",
+            "HTTPDNS_PROXY_CONNECT_TIMEOUT": "1ms", "HTTPDNS_PROXY_IP_BACKOFF": "1ms", "HTTPDNS_PROXY_IP_BACKOFF_MAX": "2ms", "HTTPDNS_PROXY_UPSTREAM_TIMEOUT": "1ms", "HTTPDNS_PROXY_HEADER_TIMEOUT": "1ms",
             "HTTPDNS_PROXY_CLIENT_IDLE_TIMEOUT": "1ms", "HTTPDNS_PROXY_TUNNEL_IDLE_TIMEOUT": "1ms",
             "HTTPDNS_PROXY_POOL_MAX_IDLE": "1", "HTTPDNS_PROXY_POOL_IDLE_TIMEOUT": "1ms", "HTTPDNS_PROXY_SHUTDOWN_GRACE": "1ms",
             "HTTPDNS_PROXY_VIA": "x", "HTTPDNS_PROXY_THREADS": "1",

@@ -90,6 +90,14 @@ import Testing
         #expect(all.dohSignature == DoHSignature(uid: "1234", accessKeyID: "ak", accessKeySecret: "sk-value"))
     }
 
+    @Test func ipBackoffMaxMustBeAtLeastIPBackoff() throws {
+        let error = try #require(loadError(flags: ["ip-backoff": ["10m"]]))
+        #expect(error.description == "invalid configuration: --ip-backoff-max 5m (from defaults) "
+            + "is less than --ip-backoff 10m (from command-line flag --ip-backoff)")
+        let equal = try load(flags: ["ip-backoff": ["1m"]], env: ["HTTPDNS_PROXY_IP_BACKOFF_MAX": "60s"])
+        #expect(equal.ipBackoff == .minutes(1) && equal.ipBackoffMax == .minutes(1))
+    }
+
     @Test func maxTTLMustBeAtLeastMinTTL() throws {
         let error = try #require(loadError(flags: ["min-ttl": ["10m"]], env: ["HTTPDNS_PROXY_MAX_TTL": "5m"]))
         #expect(error.description == "invalid configuration: --max-ttl 5m (from environment variable HTTPDNS_PROXY_MAX_TTL) "

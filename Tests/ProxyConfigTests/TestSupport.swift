@@ -71,6 +71,8 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "log-format": config.logFormat.rawValue
     case "access-log": config.accessLog.description
     case "connect-timeout": "\(config.connectTimeout.nanoseconds)"
+    case "ip-backoff": "\(config.ipBackoff.nanoseconds)"
+    case "ip-backoff-max": "\(config.ipBackoffMax.nanoseconds)"
     case "upstream-timeout": "\(config.upstreamTimeout.nanoseconds)"
     case "header-timeout": "\(config.headerTimeout.nanoseconds)"
     case "client-idle-timeout": "\(config.clientIdleTimeout.nanoseconds)"

@@ -6,7 +6,8 @@ import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
 
-/// The admin listener (loopback by default): `/healthz`, `/stats`, `/cache`, `/resolve?host=`.
+/// The admin listener (loopback by default): `/healthz`, `/stats`, `/cache`, `/resolve?host=`,
+/// `/health/ips`.
 public final class AdminServer: Service, Sendable {
     private let host: String
     private let port: Int
@@ -20,13 +21,14 @@ public final class AdminServer: Service, Sendable {
         group: any EventLoopGroup,
         logger: Logger,
         resolvers: ResolverStack? = nil,
+        ipHealth: IPHealthRegistry? = nil,
         isDraining: @escaping @Sendable () -> Bool
     ) {
         self.host = host
         self.port = port
         self.group = group
         self.logger = logger
-        self.routes = AdminRoutes(resolvers: resolvers, isDraining: isDraining)
+        self.routes = AdminRoutes(resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining)
     }
 
     public func run() async throws {
@@ -69,6 +71,7 @@ struct AdminRoutes: Sendable {
     }
 
     let resolvers: ResolverStack?
+    var ipHealth: IPHealthRegistry? = nil
     let isDraining: @Sendable () -> Bool
 
     func respond(method: HTTPMethod, path: String, query: [String: String], on eventLoop: any EventLoop) -> EventLoopFuture<Response> {
@@ -79,6 +82,17 @@ struct AdminRoutes: Sendable {
             guard let resolvers else { return eventLoop.makeSucceededFuture(.json(StatsBody(totals: nil, domains: []))) }
             let domains = resolvers.stats.snapshot().sorted { $0.name < $1.name }
             return eventLoop.makeSucceededFuture(.json(StatsBody(totals: resolvers.stats.totals(), domains: domains)))
+        case (.GET, "/health/ips"):
+            let configuration = ipHealth?.configuration ?? IPHealthConfiguration()
+            return eventLoop.makeSucceededFuture(
+                .json(
+                    IPHealthBody(
+                        backoffMs: configuration.backoff.nanoseconds / 1_000_000,
+                        maxBackoffMs: configuration.maxBackoff.nanoseconds / 1_000_000,
+                        ips: ipHealth?.snapshot() ?? []
+                    )
+                )
+            )
         case (.GET, "/cache"):
             let entries = resolvers?.caching?.snapshot().sorted { $0.name < $1.name } ?? []
             return eventLoop.makeSucceededFuture(.json(CacheBody(entries: entries)))
@@ -101,18 +115,25 @@ struct AdminRoutes: Sendable {
             }.recover { error in
                 .text(.badGateway, "\(host): \(error)")
             }
-        case (_, "/healthz"), (_, "/stats"), (_, "/resolve"):
+        case (_, "/healthz"), (_, "/stats"), (_, "/resolve"), (_, "/health/ips"):
             return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET"))
         case (_, "/cache"):
             return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET, or DELETE /cache?host=NAME to purge"))
         default:
-            return eventLoop.makeSucceededFuture(.text(.notFound, "not found: \(path.prefix(100)) (try /healthz, /stats, /cache, /resolve?host=)"))
+            return eventLoop.makeSucceededFuture(.text(.notFound, "not found: \(path.prefix(100)) (try /healthz, /stats, /cache, /resolve?host=, /health/ips)"))
         }
     }
 
     struct StatsBody: Encodable {
         var totals: DomainStats?
         var domains: [DomainStats]
+    }
+
+    /// `/health/ips`: the back-off settings and every endpoint the proxy has dialed.
+    struct IPHealthBody: Encodable {
+        var backoffMs: Int64
+        var maxBackoffMs: Int64
+        var ips: [IPHealthSnapshot]
     }
 
     struct CacheBody: Encodable {

@@ -253,12 +253,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
     }
 
-    private func connectUpstream(for exchange: Exchange, context: ChannelHandlerContext) {
+    private func connectUpstream(for exchange: Exchange, avoiding: Set<String> = [], context: ChannelHandlerContext) {
         let key = exchange.poolKey
         env.connector.connect(
             host: exchange.route.host,
             port: exchange.route.port,
             tls: exchange.route.tls,
+            avoiding: avoiding,
             on: context.eventLoop,
             channelInitializer: { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -569,15 +570,34 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
         guard let exchange = current, exchange.upstream === connection, let context else { return }
         exchange.upstream = nil
         if exchange.responseComplete { return }
-        if !exchange.sawResponseBytes && exchange.record.reused && !exchange.retried && exchange.isSafeToRetry {
-            // The origin closed an idle keep-alive connection just as we reused it.
-            exchange.retried = true
-            exchange.record.reused = false
-            exchange.responseTimer?.cancel()
-            if exchange.requestComplete { exchange.buffered = [.end(nil)] }
-            logger.debug("retrying on a new connection after a pooled one closed", metadata: ["proxy.host": "\(exchange.target.host)"])
-            connectUpstream(for: exchange, context: context)
-            return
+        if !exchange.sawResponseBytes {
+            // Closed or reset before any response byte. On a fresh connection, or with a reset, the
+            // address is at fault: it goes into back-off and the retry avoids it. A pooled
+            // connection closed cleanly is the keep-alive race (the origin dropped an idle
+            // connection just as we reused it), which says nothing about the address.
+            let pooled = connection.exchanges > 1
+            var failedIP: String?
+            if !pooled || error != nil, let address = connection.dialedAddress {
+                env.connector.health?.recordFailure(address, kind: UpstreamFailureKind(connectionError: error))
+                failedIP = address.ipAddress
+            }
+            if !exchange.retried && exchange.isSafeToRetry {
+                // Idempotent and bodiless: sent again once, on another address when there is one.
+                exchange.retried = true
+                exchange.record.reused = false
+                exchange.responseTimer?.cancel()
+                if exchange.requestComplete { exchange.buffered = [.end(nil)] }
+                logger.debug(
+                    "upstream closed before answering; retrying on a new connection",
+                    metadata: [
+                        "proxy.host": "\(exchange.target.host)",
+                        "upstream.ip": "\(connection.dialedAddress?.ipAddress ?? "?")",
+                        "pooled": "\(pooled)",
+                    ]
+                )
+                connectUpstream(for: exchange, avoiding: failedIP.map { [$0] } ?? [], context: context)
+                return
+            }
         }
         let reason = error.map { " (\(UpstreamConnector.shortReason($0)))" } ?? ""
         failExchangeOrConnection(

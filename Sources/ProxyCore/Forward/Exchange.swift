@@ -19,8 +19,9 @@ final class Exchange {
     var response: MessageRewriter.RewrittenResponse?
     var responseComplete = false
     var responseTimer: Scheduled<Void>?
-    /// A pooled connection may have been closed by the origin just as we reused it; such a request
-    /// is sent again once on a new connection when that is safe.
+    /// The upstream connection closed (or reset) before any response byte: a fresh connection to a
+    /// failing address, or a pooled one the origin dropped just as we reused it. Such a request is
+    /// sent again once, on a new connection to another address when there is one, when that is safe.
     var retried = false
     /// The upstream has produced at least one byte of response (interim or final).
     var sawResponseBytes = false

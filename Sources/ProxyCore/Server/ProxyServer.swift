@@ -20,6 +20,8 @@ public final class ProxyServer: Service, Sendable {
     private let tracker = ChannelTracker()
     private let logger: Logger
     private let onBound: @Sendable (SocketAddress) -> Void
+    /// Per-endpoint health learned by every upstream connection (shown by the admin `/health/ips`).
+    public let ipHealth: IPHealthRegistry
 
     public init(
         configuration: ProxyConfiguration,
@@ -27,8 +29,11 @@ public final class ProxyServer: Service, Sendable {
         resolver: any UpstreamResolver,
         accessLog: AccessLogWriter,
         logger: Logger,
+        ipHealth: IPHealthRegistry? = nil,
         onBound: @escaping @Sendable (SocketAddress) -> Void = { _ in }
     ) throws(TLSError) {
+        let ipHealth = ipHealth ?? IPHealthRegistry(configuration: IPHealthConfiguration(configuration))
+        self.ipHealth = ipHealth
         self.configuration = configuration
         self.group = group
         self.logger = logger
@@ -40,7 +45,8 @@ public final class ProxyServer: Service, Sendable {
             resolver: resolver,
             policy: DestinationPolicy(allow: configuration.allowDestinations),
             connectTimeout: configuration.connectTimeout,
-            tlsContext: tlsContext
+            tlsContext: tlsContext,
+            health: ipHealth
         )
         self.env = ProxyEnvironment(
             configuration: configuration,

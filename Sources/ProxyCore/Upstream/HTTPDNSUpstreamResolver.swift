@@ -66,6 +66,20 @@ public final class HTTPDNSUpstreamResolver: UpstreamResolver {
         }
     }
 
+    /// Every address HTTPDNS gave failed to connect: ask system DNS (when the fallback is on),
+    /// counted as a fallback in the statistics. The connector drops the addresses already tried.
+    public func fallback(after failed: Resolution, host: String, port: Int, reason: String, on eventLoop: any EventLoop) -> EventLoopFuture<Resolution>? {
+        guard let system, [.httpdns, .cache, .stale].contains(failed.source) else { return nil }
+        stats.recordFallback(host)
+        logger.info(
+            "every HTTPDNS address failed; trying system DNS",
+            metadata: ["proxy.host": "\(host)", "addresses": "\(failed.addresses.count)", "error": "\(reason)"]
+        )
+        return system.resolve(host: host, port: port, on: eventLoop).map { resolution in
+            Resolution(addresses: resolution.addresses, source: .fallback)
+        }
+    }
+
     static func source(_ source: AnswerSource) -> ResolutionSource {
         switch source {
         case .cache: .cache

@@ -17,35 +17,45 @@ public struct ConnectedUpstream: Sendable {
     public let tls: UpstreamTLSHandshake?
 }
 
-/// Name → addresses (resolver) → destination policy on each address → Happy Eyeballs connect over
-/// the allowed ones → (TLS) handshake with the original name. Every address that gets dialed has
-/// passed the policy, whatever its source. A failed TLS handshake counts as that address failing:
-/// the connect starts again over the addresses not tried yet, so at most one round per address.
+/// Name → addresses (resolver) → destination policy on each address → order by learned health
+/// (`IPHealthRegistry`: healthy first, fastest first, families interleaved, endpoints in back-off
+/// last) → Happy Eyeballs connect (250 ms stagger, overall `connectTimeout`) over that order →
+/// (TLS) handshake with the original name. Every address that gets dialed has passed the policy,
+/// whatever its source. A failed TLS handshake counts as that address failing: the connect starts
+/// again over the addresses not tried yet, so at most one round per address. When every address of
+/// an HTTPDNS answer failed, the resolver's fallback (system DNS) supplies the addresses not tried
+/// yet, which go through the policy too.
 public final class UpstreamConnector: Sendable {
     let resolver: any UpstreamResolver
     let policy: DestinationPolicy
     let connectTimeout: TimeAmount
     /// Shared by every TLS connection (trust, ALPN, session cache); nil: TLS origination is off.
     let tlsContext: TLSClientContext?
+    /// Per-endpoint health shared by every connection; nil: addresses are dialed in resolver order.
+    public let health: IPHealthRegistry?
 
     public init(
         resolver: any UpstreamResolver,
         policy: DestinationPolicy,
         connectTimeout: TimeAmount,
-        tlsContext: TLSClientContext? = nil
+        tlsContext: TLSClientContext? = nil,
+        health: IPHealthRegistry? = nil
     ) {
         self.resolver = resolver
         self.policy = policy
         self.connectTimeout = connectTimeout
         self.tlsContext = tlsContext
+        self.health = health
     }
 
     /// Connects to `host`:`port`. With `tls`, `OpenSSLClientHandler` goes first in the pipeline
     /// (before what `channelInitializer` adds) and the future completes only after the handshake.
+    /// `avoiding`: IPs dialed last whatever their health (a retry after a failure on one of them).
     public func connect(
         host: String,
         port: Int,
         tls: UpstreamTLS? = nil,
+        avoiding: Set<String> = [],
         on eventLoop: any EventLoop,
         channelInitializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>
     ) -> EventLoopFuture<ConnectedUpstream> {
@@ -61,24 +71,14 @@ public final class UpstreamConnector: Sendable {
                 throw ProxyError(.resolveFailed, "cannot resolve \(host): \(error)")
             }
         }
-        let policy = self.policy
         return resolution.flatMap { resolution in
             let resolved = NIODeadline.now()
-            var allowedAddresses: [SocketAddress] = []
-            var denials: [String] = []
-            for address in resolution.addresses {
-                if let reason = policy.denialReason(for: address) {
-                    denials.append(reason)
-                } else {
-                    allowedAddresses.append(address)
-                }
-            }
-            let allowed = allowedAddresses
-            guard !allowed.isEmpty else {
+            let allowed: [SocketAddress]
+            switch self.allowedAddresses(resolution) {
+            case .success(let addresses): allowed = addresses
+            case .failure(let denial):
                 let what = resolution.source == .literal ? "" : " (all \(resolution.addresses.count) addresses of \(host) denied)"
-                return eventLoop.makeFailedFuture(
-                    ProxyError(.destinationDenied, "destination denied by policy: \(denials.joined(separator: "; "))\(what)")
-                )
+                return eventLoop.makeFailedFuture(ProxyError(.destinationDenied, "destination denied by policy: \(denial.reasons)\(what)"))
             }
             let plan = ConnectPlan(
                 host: host,
@@ -91,7 +91,82 @@ public final class UpstreamConnector: Sendable {
                 eventLoop: eventLoop,
                 channelInitializer: channelInitializer
             )
-            return self.dial(plan, remaining: allowed, earlierFailures: [])
+            let ordered = self.order(allowed, avoiding: avoiding)
+            return self.dial(plan, remaining: ordered, earlierFailures: []).flatMapError { error in
+                self.fallBack(after: error, resolution: resolution, plan: plan)
+            }
+        }
+    }
+
+    struct Denial: Error {
+        var reasons: String
+    }
+
+    /// The addresses the policy allows, or every denial reason when it allows none.
+    func allowedAddresses(_ resolution: Resolution) -> Result<[SocketAddress], Denial> {
+        var allowed: [SocketAddress] = []
+        var denials: [String] = []
+        for address in resolution.addresses {
+            if let reason = policy.denialReason(for: address) {
+                denials.append(reason)
+            } else {
+                allowed.append(address)
+            }
+        }
+        return allowed.isEmpty ? .failure(Denial(reasons: denials.joined(separator: "; "))) : .success(allowed)
+    }
+
+    /// Health order (when health is tracked), with `avoiding` moved to the end.
+    func order(_ addresses: [SocketAddress], avoiding: Set<String>) -> [SocketAddress] {
+        let ordered = health?.ordered(addresses) ?? addresses
+        guard !avoiding.isEmpty else { return ordered }
+        return ordered.filter { !avoiding.contains($0.ipAddress ?? "") } + ordered.filter { avoiding.contains($0.ipAddress ?? "") }
+    }
+
+    /// Every address of an HTTPDNS answer failed: system DNS (if the resolver falls back), minus the
+    /// addresses already tried, through the policy, then one more connect over what is left.
+    private func fallBack(after error: any Error, resolution: Resolution, plan: ConnectPlan) -> EventLoopFuture<ConnectedUpstream> {
+        let eventLoop = plan.eventLoop
+        guard resolution.source != .literal, let proxyError = error as? ProxyError, Self.fallsBack(proxyError.kind),
+              let fallback = resolver.fallback(after: resolution, host: plan.host, port: plan.port, reason: proxyError.message, on: eventLoop)
+        else {
+            return eventLoop.makeFailedFuture(error)
+        }
+        let tried = Set(resolution.addresses.compactMap(\.ipAddress))
+        return fallback.flatMapError { fallbackError in
+            eventLoop.makeFailedFuture(ProxyError(proxyError.kind, "\(proxyError.message); system DNS fallback: \(fallbackError)"))
+        }.flatMap { fallbackResolution in
+            var fresh = Resolution(addresses: [], source: fallbackResolution.source)
+            var seen = tried
+            for address in fallbackResolution.addresses where seen.insert(address.ipAddress ?? "\(address)").inserted {
+                fresh.addresses.append(address)
+            }
+            guard !fresh.addresses.isEmpty else {
+                return eventLoop.makeFailedFuture(ProxyError(proxyError.kind, "\(proxyError.message); system DNS fallback gave no other address"))
+            }
+            let allowed: [SocketAddress]
+            switch self.allowedAddresses(fresh) {
+            case .success(let addresses): allowed = addresses
+            case .failure(let denial):
+                return eventLoop.makeFailedFuture(
+                    ProxyError(proxyError.kind, "\(proxyError.message); system DNS fallback: destination denied by policy: \(denial.reasons)")
+                )
+            }
+            var fallbackPlan = plan
+            fallbackPlan.allowed = allowed
+            fallbackPlan.source = fresh.source
+            return self.dial(fallbackPlan, remaining: self.order(allowed, avoiding: []), earlierFailures: []).flatMapErrorThrowing { secondError in
+                let second = secondError as? ProxyError ?? ProxyError(.connectFailed, "\(secondError)")
+                throw ProxyError(second.kind, "\(proxyError.message); system DNS fallback: \(second.message)")
+            }
+        }
+    }
+
+    /// Failures after which other addresses could help (not policy denials or configuration errors).
+    static func fallsBack(_ kind: ProxyError.Kind) -> Bool {
+        switch kind {
+        case .connectFailed, .connectTimeout, .tlsCertificateInvalid, .tlsHandshakeFailed: true
+        default: false
         }
     }
 
@@ -100,39 +175,46 @@ public final class UpstreamConnector: Sendable {
         let host: String
         let port: Int
         let tls: UpstreamTLS?
-        let allowed: [SocketAddress]
-        let source: ResolutionSource
+        var allowed: [SocketAddress]
+        var source: ResolutionSource
         let resolveTime: TimeAmount
         let resolvedAt: NIODeadline
         let eventLoop: any EventLoop
         let channelInitializer: @Sendable (any Channel) -> EventLoopFuture<Void>
     }
 
-    /// One round: Happy Eyeballs over `remaining`, then (TLS) the handshake on the winner. A failed
-    /// handshake removes that address and starts another round over the rest.
+    /// One round: Happy Eyeballs over `remaining` in that order, then (TLS) the handshake on the
+    /// winner. A failed handshake removes that address and starts another round over the rest.
     private func dial(_ plan: ConnectPlan, remaining: [SocketAddress], earlierFailures: [AddressFailure]) -> EventLoopFuture<ConnectedUpstream> {
         let eventLoop = plan.eventLoop
         let tlsContext = self.tlsContext
         let connectTimeout = self.connectTimeout
+        let health = self.health
+        let attempts = ConnectAttempts()
         return ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .resolver(FixedAddressResolver(addresses: remaining, eventLoop: eventLoop))
             .channelInitializer { channel in
-                if let tls = plan.tls, let tlsContext {
-                    do {
-                        let sync = channel.pipeline.syncOperations
+                do {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(ConnectAttemptObserver(health: health, attempts: attempts))
+                    if let tls = plan.tls, let tlsContext {
                         try sync.addHandler(
                             OpenSSLClientHandler(context: tlsContext, serverName: tls.serverName, port: plan.port, spkiPins: tls.spkiPins)
                         )
                         try sync.addHandler(TLSHandshakeGate(serverName: tls.serverName))
-                    } catch {
-                        return channel.eventLoop.makeFailedFuture(error)
                     }
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
                 }
                 return plan.channelInitializer(channel)
             }
             .connect(host: plan.host, port: plan.port)
             .flatMapErrorThrowing { error in
+                if case ChannelError.connectTimeout = error {
+                    // NIO closes the attempts still pending; for them the overall timeout is the outcome.
+                    for address in attempts.takePending() { health?.recordFailure(address, kind: .timeout) }
+                }
                 throw Self.describeConnectFailure(
                     error,
                     host: plan.host,
@@ -175,6 +257,7 @@ public final class UpstreamConnector: Sendable {
                     )
                 }.flatMapError { error in
                     channel.close(promise: nil)
+                    if let address { health?.recordFailure(address, kind: .tls) }
                     let failures = earlierFailures + [AddressFailure(ip: address?.ipAddress ?? "?", error: error)]
                     let rest = remaining.filter { $0.ipAddress != address?.ipAddress }
                     guard address != nil, !rest.isEmpty, rest.count < remaining.count else {
@@ -188,17 +271,21 @@ public final class UpstreamConnector: Sendable {
     }
 }
 
-/// Hands NIO's Happy Eyeballs connector a list we already resolved and filtered.
+/// Hands NIO's Happy Eyeballs connector a list we already resolved, filtered and ordered. The
+/// whole list is the "AAAA" answer and the "A" answer is empty: NIO's connector then dials in
+/// exactly our order (it interleaves its two lists itself, and a socket's family follows each
+/// address, not the query), and it starts at once instead of waiting the 50 ms resolution delay
+/// it grants a late AAAA answer.
 struct FixedAddressResolver: Resolver, Sendable {
     let addresses: [SocketAddress]
     let eventLoop: any EventLoop
 
     func initiateAQuery(host: String, port: Int) -> EventLoopFuture<[SocketAddress]> {
-        eventLoop.makeSucceededFuture(addresses.filter { $0.protocol == .inet })
+        eventLoop.makeSucceededFuture([])
     }
 
     func initiateAAAAQuery(host: String, port: Int) -> EventLoopFuture<[SocketAddress]> {
-        eventLoop.makeSucceededFuture(addresses.filter { $0.protocol == .inet6 })
+        eventLoop.makeSucceededFuture(addresses)
     }
 
     func cancelQueries() {}

@@ -30,4 +30,15 @@ public struct Resolution: Sendable {
 /// should complete synchronously (an already-succeeded future) so the hot path does no thread hop.
 public protocol UpstreamResolver: Sendable {
     func resolve(host: String, port: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Resolution>
+
+    /// Called when no address of `failed` (an answer of this resolver) could be connected to: other
+    /// addresses to try (system DNS after HTTPDNS), or nil when there is no such fallback. `reason`
+    /// says why the connects failed, for the log.
+    func fallback(after failed: Resolution, host: String, port: Int, reason: String, on eventLoop: any EventLoop) -> EventLoopFuture<Resolution>?
+}
+
+extension UpstreamResolver {
+    public func fallback(after failed: Resolution, host: String, port: Int, reason: String, on eventLoop: any EventLoop) -> EventLoopFuture<Resolution>? {
+        nil
+    }
 }

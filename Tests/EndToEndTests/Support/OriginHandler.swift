@@ -40,9 +40,12 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var hasher = FNV1a64()
     private var streaming: Streaming?
 
-    init(recorder: Guarded<[HTTPRequestHead]>, rawTap: RawTap) {
+    private let closeEverything: Bool
+
+    init(recorder: Guarded<[HTTPRequestHead]>, rawTap: RawTap, closeEverything: Bool = false) {
         self.recorder = recorder
         self.rawTap = rawTap
+        self.closeEverything = closeEverything
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -52,7 +55,7 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.head = head
             self.hasher = FNV1a64()
             self.route = Self.route(for: head)
-            if Self.path(of: head.uri) == "/reset" {
+            if closeEverything || Self.path(of: head.uri) == "/reset" {
                 context.close(promise: nil)
                 return
             }

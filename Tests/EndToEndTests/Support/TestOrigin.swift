@@ -15,6 +15,9 @@ import NIOPosix
 /// - `GET /reset` → closes the connection without answering.
 /// - `GET /upgrade` (`Upgrade: echo`, `Connection: upgrade`) → 101, then raw echo of every byte.
 /// - anything else → 404.
+///
+/// With `closeEverything`, every request is answered by closing the connection (an origin address
+/// that accepts connections but is broken), still recorded and counted.
 final class TestOrigin: Sendable {
     let host: String
     let port: Int
@@ -24,8 +27,10 @@ final class TestOrigin: Sendable {
     private let children = Guarded([Channel]())
     private let recorded = Guarded([HTTPRequestHead]())
 
-    /// Binds on `host` (a loopback address: 127.0.0.1, 127.0.0.2, ::1, ...) and port 0.
-    init(host: String = "127.0.0.1") throws {
+    /// Binds on `host` (a loopback address: 127.0.0.1, 127.0.0.2, ::1, ...) and `port` (0: any free
+    /// port; a fixed one lets two origins on two loopback addresses share a port, like two IPs of
+    /// one name).
+    init(host: String = "127.0.0.1", port: Int = 0, closeEverything: Bool = false) throws {
         self.host = host
         let connections = self.connections
         let children = self.children
@@ -44,10 +49,10 @@ final class TestOrigin: Sendable {
                     try sync.addHandler(decoder, name: "decoder")
                     try sync.addHandler(encoder, name: "encoder")
                     try sync.addHandler(HTTPServerPipelineHandler(), name: "pipelining")
-                    try sync.addHandler(OriginHandler(recorder: recorded, rawTap: tap), name: "origin")
+                    try sync.addHandler(OriginHandler(recorder: recorded, rawTap: tap, closeEverything: closeEverything), name: "origin")
                 }
             }
-        let channel = try bootstrap.bind(host: host, port: 0).wait()
+        let channel = try bootstrap.bind(host: host, port: port).wait()
         self.serverChannel = channel
         guard let port = channel.localAddress?.port else {
             channel.close(promise: nil)

@@ -34,6 +34,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var pendingRead = false
     private var closeAfterExchange = false
     private var timer: Scheduled<Void>?
+    /// Completes when the last response's end has been written to the socket.
+    private var lastResponseWrite: EventLoopFuture<Void>?
 
     init(env: ProxyEnvironment, pool: UpstreamPool, observer: ClientActivityObserver) {
         self.env = env
@@ -87,8 +89,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         if event is ChannelShouldQuiesceEvent {
             closeAfterExchange = true
             if current == nil && queued.isEmpty && mode == .http {
-                mode = .closing
-                context.close(promise: nil)
+                // Idle for us, but the last response may still be queued behind a slow reader.
+                closeAfterResponseIsWritten(context: context)
             }
             return
         }
@@ -425,8 +427,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             }
         }
         if closeAfterExchange || (exchange.response?.closeClient ?? true) {
-            mode = .closing
-            context.close(promise: nil)
+            closeAfterResponseIsWritten(context: context)
             return
         }
         becameIdle(context: context)
@@ -448,9 +449,21 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             upstream.delegate = nil
             upstream.close()
         }
+        closeAfterResponseIsWritten(context: context)
+    }
+
+    /// Closes once the response's last bytes are on the wire: `close` discards writes still queued
+    /// behind a slow client, which would truncate a response that the origin sent completely.
+    private func closeAfterResponseIsWritten(context: ChannelHandlerContext) {
         mode = .closing
-        context.flush()
-        context.close(promise: nil)
+        guard let written = lastResponseWrite else {
+            context.close(promise: nil)
+            return
+        }
+        lastResponseWrite = nil
+        written.assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
     }
 
     // MARK: timers
@@ -549,7 +562,9 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
             exchange.responseComplete = true
             exchange.responseTimer?.cancel()
             let forwardTrailers = exchange.response?.clientFraming == .chunked ? trailers : nil
-            context.writeAndFlush(wrapOutboundOut(.end(forwardTrailers)), promise: nil)
+            let endWritten = context.eventLoop.makePromise(of: Void.self)
+            context.writeAndFlush(wrapOutboundOut(.end(forwardTrailers)), promise: endWritten)
+            lastResponseWrite = endWritten.futureResult
             if exchange.requestComplete {
                 finishExchange(exchange, context: context)
             } else {

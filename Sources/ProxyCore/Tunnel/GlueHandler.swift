@@ -70,9 +70,13 @@ final class GlueHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func partnerCloseFull() {
         guard let context, !closed else { return }
-        // Let what was already forwarded reach the peer before the close.
-        context.flush()
-        context.close(promise: nil)
+        // Let what was already forwarded reach the peer before the close: `close` would discard
+        // writes still queued behind a slow reader. The idle timeout bounds a peer that never reads.
+        let flushed = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer()), promise: flushed)
+        flushed.futureResult.assumeIsolated().whenComplete { _ in
+            self.context?.close(promise: nil)
+        }
     }
 
     private func partnerBecameWritable() {

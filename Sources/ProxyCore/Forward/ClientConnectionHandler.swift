@@ -730,7 +730,7 @@ extension ClientConnectionHandler {
                 return
             }
             let upstreamRaw = connection.takeCollected()
-            _ = try? upstreamPipeline.removeHandler(connection)
+            upstreamPipeline.removeHandler(connection, promise: nil)
             self.installGlue(upstream: upstream, upstreamRaw: upstreamRaw, record: record, started: started, context: context)
         }
     }
@@ -755,18 +755,18 @@ extension ClientConnectionHandler {
             return
         }
         for data in upstreamRaw {
-            upstream.pipeline.fireChannelRead(data)
+            upstream.pipeline.syncOperations.fireChannelRead(data)
         }
         let clientRaw = rawPending
         rawPending = []
         for data in clientRaw {
             context.fireChannelRead(data)
         }
-        upstream.pipeline.fireChannelReadComplete()
+        upstream.pipeline.syncOperations.fireChannelReadComplete()
         context.fireChannelReadComplete()
         cancelTimer()
         observer.disarm()
-        _ = try? context.pipeline.syncOperations.removeHandler(observer)
+        context.pipeline.syncOperations.removeHandler(observer, promise: nil)
         let client = context.channel
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         // Reads were held while switching; let both sides start.

@@ -113,6 +113,24 @@ import Testing
         #expect(!channel.isActive)
     }
 
+    @Test func headerTimeoutRunsFromTheFirstByteNotFromIdle() throws {
+        let channel = try makeChannel {
+            $0.clientIdleTimeout = .seconds(60)
+            $0.headerTimeout = .seconds(5)
+        }
+        // Idle for 50 s (within the idle timeout), then a partial head.
+        channel.embeddedEventLoop.advanceTime(by: .seconds(50))
+        #expect(channel.isActive)
+        #expect(try exchange(channel, "GET http://example.com/ HTTP/1.1\r\n").isEmpty)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        #expect(channel.isActive, "the header timeout must not count the idle time before the first byte")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        var out = ""
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { out += String(buffer: buffer) }
+        #expect(out.hasPrefix("HTTP/1.1 408 "), "the 408 must come 5 s after the first byte, not at the idle deadline")
+        #expect(!channel.isActive)
+    }
+
     @Test func idleKeepAliveConnectionIsClosedSilently() throws {
         let channel = try makeChannel { $0.clientIdleTimeout = .seconds(10) }
         channel.embeddedEventLoop.advanceTime(by: .seconds(9))

@@ -33,7 +33,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var rawPending: [NIOAny] = []
     private var pendingRead = false
     private var closeAfterExchange = false
+    private var wait = Wait.none
     private var timer: Scheduled<Void>?
+    private var timerDeadline: NIODeadline?
+    private lazy var onRequestBytes: () -> Void = { [weak self] in self?.requestStarted() }
     /// Completes when the last response's end has been written to the socket.
     private var lastResponseWrite: EventLoopFuture<Void>?
 
@@ -56,7 +59,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        cancelTimer()
+        stopTimer()
         observer.disarm()
         self.context = nil
     }
@@ -68,10 +71,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func channelInactive(context: ChannelHandlerContext) {
         mode = .closing
-        cancelTimer()
+        stopTimer()
         if let exchange = current {
             current = nil
-            exchange.responseTimer?.cancel()
+            exchange.cancelResponseTimer()
             if let upstream = exchange.upstream {
                 upstream.delegate = nil
                 upstream.close()
@@ -327,12 +330,26 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         resumeReadingIfAllowed()
     }
 
+    /// Notes upstream progress (request bytes sent or response bytes received). The exchange fails
+    /// with 504 after `upstreamTimeout` without progress.
     private func armResponseTimer(_ exchange: Exchange) {
         guard let context else { return }
-        exchange.responseTimer?.cancel()
+        exchange.lastUpstreamActivity = context.eventLoop.now
+        guard exchange.responseTimer == nil else { return }
+        scheduleResponseTimer(exchange, at: exchange.lastUpstreamActivity + env.configuration.upstreamTimeout, context: context)
+    }
+
+    private func scheduleResponseTimer(_ exchange: Exchange, at deadline: NIODeadline, context: ChannelHandlerContext) {
         let timeout = env.configuration.upstreamTimeout
-        exchange.responseTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
+        exchange.responseTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
             guard let self, self.current === exchange, let context = self.context else { return }
+            let due = exchange.lastUpstreamActivity + timeout
+            if due > context.eventLoop.now {
+                // There was progress since this timer was set: wait for the rest of the silence.
+                self.scheduleResponseTimer(exchange, at: due, context: context)
+                return
+            }
+            exchange.responseTimer = nil
             let error = ProxyError(
                 .upstreamTimeout,
                 exchange.responseStarted
@@ -357,7 +374,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             respondWithError(error, record: record, started: .now(), context: context)
             return
         }
-        exchange.responseTimer?.cancel()
+        exchange.cancelResponseTimer()
         if let upstream = exchange.upstream {
             upstream.delegate = nil
             upstream.close()
@@ -415,7 +432,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func finishExchange(_ exchange: Exchange, context: ChannelHandlerContext) {
         guard exchange.requestComplete, exchange.responseComplete, current === exchange else { return }
         current = nil
-        exchange.responseTimer?.cancel()
+        exchange.cancelResponseTimer()
         finishRecord(exchange)
         if let upstream = exchange.upstream {
             exchange.upstream = nil
@@ -443,7 +460,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func finishEarlyResponse(_ exchange: Exchange, context: ChannelHandlerContext) {
         closeAfterExchange = true
         current = nil
-        exchange.responseTimer?.cancel()
+        exchange.cancelResponseTimer()
         finishRecord(exchange)
         if let upstream = exchange.upstream {
             upstream.delegate = nil
@@ -468,36 +485,84 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     // MARK: timers
 
+    /// Waiting for the next request on a kept-alive connection (closed silently after the idle
+    /// timeout), then, once its first bytes arrived, for the rest of its head (408 after the header
+    /// timeout).
+    private enum Wait {
+        case none
+        case nextRequest(NIODeadline)
+        case requestHead(NIODeadline)
+
+        var deadline: NIODeadline? {
+            switch self {
+            case .none: nil
+            case .nextRequest(let deadline), .requestHead(let deadline): deadline
+            }
+        }
+    }
+
     private func becameIdle(context: ChannelHandlerContext) {
-        cancelTimer()
-        let idleTimeout = env.configuration.clientIdleTimeout
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout) { [weak self] in
-            guard let self, self.current == nil, self.mode == .http, let context = self.context else { return }
-            self.closeNow(context: context)
-        }
-        observer.arm { [weak self] in
-            self?.requestStarted()
-        }
+        setWait(.nextRequest(context.eventLoop.now + env.configuration.clientIdleTimeout), context: context)
+        observer.arm(onRequestBytes)
     }
 
     /// The first bytes of a request arrived: the head must be complete within the header timeout.
     private func requestStarted() {
         guard let context, current == nil else { return }
-        cancelTimer()
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: env.configuration.headerTimeout) { [weak self] in
-            guard let self, self.current == nil, self.mode == .http, let context = self.context else { return }
-            self.respondWithError(
-                ProxyError(.requestTimeout, "the request head was not received within \(self.env.configuration.headerTimeout.milliseconds) ms"),
-                record: AccessLogRecord(kind: .request, client: self.clientAddress, method: "-"),
+        setWait(.requestHead(context.eventLoop.now + env.configuration.headerTimeout), context: context)
+    }
+
+    /// One scheduled task serves both waits, and it is not rescheduled per request: when it fires
+    /// early it re-arms for the current deadline, so a busy keep-alive connection costs no timer
+    /// operations per request.
+    private func setWait(_ newWait: Wait, context: ChannelHandlerContext) {
+        wait = newWait
+        guard let deadline = newWait.deadline else { return }
+        if let pending = timerDeadline, pending <= deadline { return }
+        timer?.cancel()
+        scheduleTimer(at: deadline, context: context)
+    }
+
+    private func scheduleTimer(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        timerDeadline = deadline
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            self?.timerFired()
+        }
+    }
+
+    private func timerFired() {
+        timer = nil
+        timerDeadline = nil
+        guard let context, current == nil, mode == .http, let deadline = wait.deadline else { return }
+        if deadline > context.eventLoop.now {
+            scheduleTimer(at: deadline, context: context)
+            return
+        }
+        switch wait {
+        case .none:
+            return
+        case .nextRequest:
+            closeNow(context: context)
+        case .requestHead:
+            respondWithError(
+                ProxyError(.requestTimeout, "the request head was not received within \(env.configuration.headerTimeout.milliseconds) ms"),
+                record: AccessLogRecord(kind: .request, client: clientAddress, method: "-"),
                 started: .now(),
                 context: context
             )
         }
     }
 
+    /// An exchange started: nothing to wait for (the pending task, if any, finds nothing to do).
     private func cancelTimer() {
+        wait = .none
+    }
+
+    private func stopTimer() {
+        wait = .none
         timer?.cancel()
         timer = nil
+        timerDeadline = nil
     }
 
     static func format(_ address: SocketAddress) -> String {
@@ -560,7 +625,7 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
             armResponseTimer(exchange)
         case .end(let trailers):
             exchange.responseComplete = true
-            exchange.responseTimer?.cancel()
+            exchange.cancelResponseTimer()
             let forwardTrailers = exchange.response?.clientFraming == .chunked ? trailers : nil
             let endWritten = context.eventLoop.makePromise(of: Void.self)
             context.writeAndFlush(wrapOutboundOut(.end(forwardTrailers)), promise: endWritten)
@@ -600,7 +665,7 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
                 // Idempotent and bodiless: sent again once, on another address when there is one.
                 exchange.retried = true
                 exchange.record.reused = false
-                exchange.responseTimer?.cancel()
+                exchange.cancelResponseTimer()
                 if exchange.requestComplete { exchange.buffered = [.end(nil)] }
                 logger.debug(
                     "upstream closed before answering; retrying on a new connection",
@@ -704,7 +769,7 @@ extension ClientConnectionHandler {
 
     private func switchToUpgradedTunnel(_ exchange: Exchange, connection: UpstreamHTTPConnection, context: ChannelHandlerContext) {
         mode = .switching
-        exchange.responseTimer?.cancel()
+        exchange.cancelResponseTimer()
         current = nil
         connection.delegate = nil
         connection.startCollecting(expectingEnd: true)
@@ -764,7 +829,7 @@ extension ClientConnectionHandler {
         }
         upstream.pipeline.syncOperations.fireChannelReadComplete()
         context.fireChannelReadComplete()
-        cancelTimer()
+        stopTimer()
         observer.disarm()
         context.pipeline.syncOperations.removeHandler(observer, promise: nil)
         let client = context.channel

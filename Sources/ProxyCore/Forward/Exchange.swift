@@ -18,7 +18,15 @@ final class Exchange {
     var requestComplete = false
     var response: MessageRewriter.RewrittenResponse?
     var responseComplete = false
+    /// One silence timer per exchange; `lastUpstreamActivity` moves with every part and the timer
+    /// re-arms itself from it when it fires early (cheaper than rescheduling per body chunk).
     var responseTimer: Scheduled<Void>?
+    var lastUpstreamActivity = NIODeadline.uptimeNanoseconds(0)
+
+    func cancelResponseTimer() {
+        responseTimer?.cancel()
+        responseTimer = nil
+    }
     /// The upstream connection closed (or reset) before any response byte: a fresh connection to a
     /// failing address, or a pooled one the origin dropped just as we reused it. Such a request is
     /// sent again once, on a new connection to another address when there is one, when that is safe.

@@ -565,6 +565,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         timerDeadline = nil
     }
 
+    static let tunnelReadAllocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 1 << 20)
+
     static func format(_ address: SocketAddress) -> String {
         guard let ip = address.ipAddress, let port = address.port else { return "\(address)" }
         return address.protocol == .inet6 ? "[\(ip)]:\(port)" : "\(ip):\(port)"
@@ -808,6 +810,14 @@ extension ClientConnectionHandler {
         do {
             _ = context.channel.setOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             _ = upstream.setOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            // Bulk transfers through a tunnel want large reads (fewer syscalls per byte); the
+            // adaptive allocator only grows a channel's buffer while reads keep filling it, so an
+            // idle or interactive tunnel stays small. Fewer reads per event-loop turn bound what
+            // one burst can queue on the partner before its writability is checked again.
+            for channel in [context.channel, upstream] {
+                _ = channel.setOption(ChannelOptions.recvAllocator, value: Self.tunnelReadAllocator)
+                _ = channel.setOption(ChannelOptions.maxMessagesPerRead, value: 4)
+            }
             try context.pipeline.syncOperations.addHandler(
                 IdleStateHandler(allTimeout: env.configuration.tunnelIdleTimeout),
                 position: .after(self)

@@ -13,7 +13,8 @@ import Testing
 @Suite struct CachingResolverPersistenceTests {
     /// A fresh directory for one test's cache file.
     static func temporaryDirectory() throws -> String {
-        var template = Array("/tmp/httpdns-cache-test-XXXXXX".utf8CString)
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("httpdns-cache-test-XXXXXX").path
+        var template = Array(base.utf8CString)
         let path = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) })
         return String(cString: path)
     }

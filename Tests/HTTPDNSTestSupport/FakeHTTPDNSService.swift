@@ -66,7 +66,7 @@ public final class FakeHTTPDNSService: Sendable {
         channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                box.withLockedValue { $0.connections += 1 }
+                box.withLockedValue { state in state.connections += 1 }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(FakeHTTPDNSHandler(state: box))

@@ -100,7 +100,7 @@ public final class FakeHTTPDNSService: Sendable {
     }
 
     public func setNXDOMAIN(_ name: String) {
-        state.withLockedValue { $0.nxdomain.insert(name.lowercased()) }
+        _ = state.withLockedValue { $0.nxdomain.insert(name.lowercased()) }
     }
 
     public func setBehaviour(_ behaviour: Behaviour) {

@@ -46,27 +46,11 @@ public struct HTTPServiceURL: Sendable, Hashable {
         guard !authority.contains("@") else {
             throw .malformedValue(reason: "\(example) (user names and passwords in the URL are not supported)")
         }
-        let hostText: Substring
-        var portText: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else {
-                throw .malformedValue(reason: "\(example) (missing ']' after the IPv6 address)")
-            }
-            hostText = authority[...close]
-            let after = authority[authority.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else { throw .malformedValue(reason: "\(example) (unexpected text after ']')") }
-                portText = after.dropFirst()
-            }
-        } else if let colon = authority.lastIndex(of: ":") {
-            hostText = authority[..<colon]
-            guard !hostText.contains(":") else {
-                throw .malformedValue(reason: "\(example) (an IPv6 address must be in brackets, like https://[2001:db8::1]/dns-query)")
-            }
-            portText = authority[authority.index(after: colon)...]
-        } else {
-            hostText = authority
-        }
+        let (hostText, parsedPort) = try HostName.splitAuthority(
+            authority,
+            example: example,
+            bracketHint: "https://[2001:db8::1]/dns-query"
+        )
         guard !hostText.isEmpty else {
             throw .malformedValue(reason: "\(example) (the host is missing)")
         }
@@ -75,14 +59,7 @@ public struct HTTPServiceURL: Sendable, Hashable {
         } catch {
             throw .malformedValue(reason: "\(example) (\(error))")
         }
-        if let portText {
-            guard let port = try? ConfigOption.integer(String(portText), in: 1...65535) else {
-                throw .malformedValue(reason: "\(example) (port '\(portText)' is not a number 1...65535)")
-            }
-            self.port = port
-        } else {
-            port = isHTTPS ? 443 : 80
-        }
+        port = parsedPort ?? (isHTTPS ? 443 : 80)
         self.text = text
         pathAndQuery = String(rest[authorityEnd...])
     }

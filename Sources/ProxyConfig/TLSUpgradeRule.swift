@@ -25,38 +25,17 @@ public struct TLSUpgradeRule: Sendable, Hashable {
     /// Parses `HOST[:PORT]`.
     public init(parsing text: String) throws(ConfigurationError) {
         let example = "expected HOST or HOST:PORT like api.example.com, *.example.com or api.example.com:8080"
-        var hostText = Substring(text)
-        var portText: Substring?
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else {
-                throw .malformedValue(reason: "\(example) (missing ']' after the IPv6 address)")
-            }
-            hostText = text[...close]
-            let after = text[text.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else { throw .malformedValue(reason: "\(example) (unexpected text after ']')") }
-                portText = after.dropFirst()
-            }
-        } else if let colon = text.lastIndex(of: ":") {
-            hostText = text[..<colon]
-            portText = text[text.index(after: colon)...]
-            guard !hostText.contains(":") else {
-                throw .malformedValue(reason: "\(example) (an IPv6 address must be in brackets, like [2001:db8::1]:8080)")
-            }
-        }
+        let (hostText, parsedPort) = try HostName.splitAuthority(
+            Substring(text),
+            example: example,
+            bracketHint: "[2001:db8::1]:8080"
+        )
         do {
             host = try HostName.normalize(String(hostText), allowing: [.ipAddress, .wildcard])
         } catch {
             throw .malformedValue(reason: "\(example) (\(error))")
         }
-        if let portText {
-            guard let port = try? ConfigOption.integer(String(portText), in: 1...65535) else {
-                throw .malformedValue(reason: "\(example) (port '\(portText)' is not a number 1...65535)")
-            }
-            self.port = port
-        } else {
-            port = nil
-        }
+        port = parsedPort
     }
 
     /// Whether the host part matches `host` (any case, trailing dot, IPv6 with or without brackets).

@@ -266,8 +266,10 @@ struct TLSOriginationTests {
         let authority = "127.0.0.1:\(silent.port)"
         let response = try Self.getAbsolute("https://\(authority)/hello", host: authority, proxy: proxy)
         #expect(response.statusCode == 504, "\(response.bodyText)\n\(proxy.diagnostics)")
+        // The message itself proves the TCP connection was made and the TLS stage timed out. (The
+        // server's own accept count is not checked: under load its accept can run after the 504.)
         #expect(response.bodyText.contains("TLS handshake with 127.0.0.1 timed out"), "\(response.bodyText)")
-        #expect(silent.acceptedConnections == 1)
+        #expect(silent.acceptedConnections <= 1, "one address, one attempt")
         try await silent.shutdown()
     }
 

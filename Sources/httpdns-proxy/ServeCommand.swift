@@ -26,11 +26,7 @@ struct ServeCommand: AsyncParsableCommand {
 
         let accessLog: AccessLogWriter
         do {
-            switch configuration.accessLog {
-            case .stdout: accessLog = try AccessLogWriter(target: .stdout)
-            case .off: accessLog = try AccessLogWriter(target: .off)
-            case .file(let path): accessLog = try AccessLogWriter(target: .file(path))
-            }
+            accessLog = try AccessLogWriter(target: configuration.accessLog)
         } catch {
             throw ValidationError("\(error)")
         }

@@ -34,21 +34,8 @@ public struct DoHJSONProvider: HTTPDNSProvider {
         var request = CurlRequest(url: url)
         request.headers = [(name: "Accept", value: "application/dns-json, application/json")]
         return try await client.perform({ () throws(ResolveFailure) -> CurlRequest in request }) { response in
-            guard response.status == 200 else {
-                if response.status >= 500 || response.status == 429 { return .nextServer("HTTP \(response.status)") }
-                if response.status == 401 || response.status == 403 {
-                    return .fail(ResolveFailure(kind: .auth, message: "DoH JSON service refused the request (HTTP \(response.status))", negativeTTL: nil))
-                }
-                return .fail(ResolveFailure(kind: .server, message: "DoH JSON service answered HTTP \(response.status)", negativeTTL: nil))
-            }
-            do {
-                switch try DoHJSON.parse(response.body, name: host, type: type).resolved() {
-                case .success(let answer): return .answer(answer)
-                case .failure(let failure): return .fail(failure)
-                }
-            } catch {
-                if (error as? WireError)?.shortDescription == "servfail" { return .nextServer("\(error)") }
-                return .fail(ResolveFailure(kind: .malformed, message: "\(error)", negativeTTL: nil))
+            .doh(response, service: "DoH JSON service", authStatuses: [401, 403]) { body in
+                try DoHJSON.parse(body, name: host, type: type)
             }
         }
     }

@@ -41,18 +41,8 @@ public struct DoHWireProvider: HTTPDNSProvider {
         }
         request.headers.append((name: "Accept", value: "application/dns-message"))
         return try await client.perform({ () throws(ResolveFailure) -> CurlRequest in request }) { response in
-            guard response.status == 200 else {
-                if response.status >= 500 || response.status == 429 { return .nextServer("HTTP \(response.status)") }
-                return .fail(ResolveFailure(kind: .server, message: "DoH service answered HTTP \(response.status)", negativeTTL: nil))
-            }
-            do {
-                switch try DNSMessage.parse(response.body, name: host, type: type, expectedID: 0).resolved() {
-                case .success(let answer): return .answer(answer)
-                case .failure(let failure): return .fail(failure)
-                }
-            } catch {
-                if (error as? WireError)?.shortDescription == "servfail" { return .nextServer("\(error)") }
-                return .fail(ResolveFailure(kind: .malformed, message: "\(error)", negativeTTL: nil))
+            .doh(response, service: "DoH service") { body in
+                try DNSMessage.parse(body, name: host, type: type, expectedID: 0)
             }
         }
     }

@@ -321,9 +321,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             case .end(let trailers): connection.write(.end(exchange.request.framing == .chunked ? trailers : nil))
             }
         }
-        if exchange.request.framing == .none && !exchange.requestComplete {
-            // The decoder still delivers `.end` for a bodiless request; the head alone is complete.
-        }
         exchange.buffered.removeAll()
         connection.flush()
         armResponseTimer(exchange)

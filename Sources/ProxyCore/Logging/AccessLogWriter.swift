@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import NIOConcurrencyHelpers
+import ProxyConfig
 
 /// Writes access-log lines to a file descriptor (stdout or an appended file), one write(2) per line so
 /// lines from different event loops never interleave.
@@ -12,13 +13,7 @@ public final class AccessLogWriter: Sendable {
     private let ownsFD: Bool
     private let lock = NIOLock()
 
-    public enum Target: Sendable {
-        case off
-        case stdout
-        case file(String)
-    }
-
-    public init(target: Target) throws {
+    public init(target: AccessLogDestination) throws {
         switch target {
         case .off:
             fd = nil
@@ -26,7 +21,7 @@ public final class AccessLogWriter: Sendable {
         case .stdout:
             fd = STDOUT_FILENO
             ownsFD = false
-        case .file(let path):
+        case .file(path: let path):
             let opened = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard opened >= 0 else {
                 throw AccessLogError(message: "cannot open access log file '\(path)': \(String(cString: strerror(errno)))")

@@ -43,7 +43,7 @@ public final class ProxyServer: Service, Sendable {
         let tlsContext = try Self.makeTLSContext(configuration)
         let connector = UpstreamConnector(
             resolver: resolver,
-            policy: DestinationPolicy(allow: configuration.allowDestinations),
+            policy: configuration.destinationPolicy,
             connectTimeout: configuration.connectTimeout,
             tlsContext: tlsContext,
             health: ipHealth
@@ -68,7 +68,7 @@ public final class ProxyServer: Service, Sendable {
         tls.caFile = configuration.caFile
         tls.useSystemTrustStore = true
         tls.alpn = ["http/1.1"]
-        tls.handshakeTimeout = .nanoseconds(configuration.connectTimeout.nanoseconds)
+        tls.handshakeTimeout = configuration.connectTimeout.duration
         return try TLSClientContext(configuration: tls)
     }
 

@@ -91,7 +91,11 @@ public final class HTTPDNSUpstreamResolver: UpstreamResolver {
     static func resolution(_ answer: ResolvedAnswer, port: Int, source: ResolutionSource) -> Resolution? {
         var addresses: [SocketAddress] = []
         addresses.reserveCapacity(answer.ipv4.count + answer.ipv6.count)
-        for ip in answer.ipv6 + answer.ipv4 {
+        // Two loops rather than `ipv6 + ipv4`: no temporary array on every cache hit.
+        for ip in answer.ipv6 {
+            if let address = try? SocketAddress(ipAddress: ip, port: port) { addresses.append(address) }
+        }
+        for ip in answer.ipv4 {
             if let address = try? SocketAddress(ipAddress: ip, port: port) { addresses.append(address) }
         }
         return addresses.isEmpty ? nil : Resolution(addresses: addresses, source: source)

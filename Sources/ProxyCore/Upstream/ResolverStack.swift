@@ -192,7 +192,3 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
         return lines.joined(separator: "\n")
     }
 }
-
-extension TimeAmount {
-    var duration: Duration { .nanoseconds(nanoseconds) }
-}

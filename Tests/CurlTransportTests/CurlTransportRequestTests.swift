@@ -62,7 +62,7 @@ struct CurlTransportRequestTests {
         try await withTestServer { server in
             try await withTransport { transport in
                 let error = await transportError {
-                    try await transport.send(request(server, "/ok", pinnedTo: [deadAddress, "127.0.0.4"]))
+                    try await transport.send(request(server, "/ok", pinnedTo: [deadAddress, "127.0.0.67"]))
                 }
                 #expect(error?.kind == .connectFailed)
                 #expect(error?.isConnectFailure == true)

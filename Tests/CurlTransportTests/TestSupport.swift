@@ -25,8 +25,8 @@ func request(
     return request
 }
 
-/// A loopback address on which nothing listens on the server's port, for dead pins.
-let deadAddress = "127.0.0.3"
+/// A loopback address no test server binds (test servers use 127.0.0.1-3), for dead pins.
+let deadAddress = "127.0.0.66"
 
 /// The transport error thrown by `operation`, or nil with a test failure if it threw none or another.
 func transportError(

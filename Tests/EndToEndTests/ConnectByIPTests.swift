@@ -5,7 +5,7 @@ import Testing
 /// Connecting by IP through the real binary: failover between the addresses of an HTTPDNS answer,
 /// per-address health (back-off, learned connect time, `/health/ips`), retry of idempotent requests
 /// on another address, and system DNS when every HTTPDNS address failed. Loopback only: a "dead"
-/// address is 127.0.0.2 at a port where only 127.0.0.1 listens. Names other than `localhost` exist
+/// address is 127.0.0.66 (no test server ever binds it) at the port where 127.0.0.1 listens. Names other than `localhost` exist
 /// only in the fake HTTPDNS service, and those tests run with `--system-fallback false`.
 @Suite("Connecting by IP", .timeLimit(.minutes(2)))
 struct ConnectByIPTests {
@@ -37,10 +37,10 @@ struct ConnectByIPTests {
         defer { origin.stop() }
         let service = try FakeHTTPDNSService()
         defer { service.stop() }
-        service.set("origin.test", .init(ipv4: ["127.0.0.2", "127.0.0.1"], ttl: 300))
+        service.set("origin.test", .init(ipv4: ["127.0.0.66", "127.0.0.1"], ttl: 300))
         let proxy = try ProxyProcess.launch(Self.arguments(service))
         defer { proxy.stop() }
-        let dead = "127.0.0.2:\(origin.port)"
+        let dead = "127.0.0.66:\(origin.port)"
         let live = "127.0.0.1:\(origin.port)"
 
         let first = try Curl.fetch("http://origin.test:\(origin.port)/hello", proxy: proxy.proxyURL)
@@ -124,8 +124,8 @@ struct ConnectByIPTests {
         defer { origin.stop() }
         let service = try FakeHTTPDNSService()
         defer { service.stop() }
-        // HTTPDNS says 127.0.0.2 (nothing listens there); /etc/hosts says 127.0.0.1.
-        service.set("localhost", .init(ipv4: ["127.0.0.2"], ttl: 300))
+        // HTTPDNS says 127.0.0.66 (nothing listens there); /etc/hosts says 127.0.0.1.
+        service.set("localhost", .init(ipv4: ["127.0.0.66"], ttl: 300))
         let proxy = try ProxyProcess.launch(Self.arguments(service, fallback: true))
         defer { proxy.stop() }
 
@@ -143,7 +143,7 @@ struct ConnectByIPTests {
         let localhost = try #require(domains.first { $0["name"] as? String == "localhost" }, "\(stats.bodyText)")
         #expect(localhost["fallbacksToSystem"] as? Int == 1)
         let health = try Self.health(proxy)
-        #expect(health["127.0.0.2:\(origin.port)"]?["state"] as? String == "backoff", "\(health)")
+        #expect(health["127.0.0.66:\(origin.port)"]?["state"] as? String == "backoff", "\(health)")
     }
 
     @Test func systemDNSFallbackAddressesGoThroughThePolicy() throws {
@@ -151,14 +151,14 @@ struct ConnectByIPTests {
         defer { origin.stop() }
         let service = try FakeHTTPDNSService()
         defer { service.stop() }
-        service.set("localhost", .init(ipv4: ["127.0.0.2"], ttl: 300))
+        service.set("localhost", .init(ipv4: ["127.0.0.66"], ttl: 300))
         // Only the HTTPDNS answer is allowed; the system's 127.0.0.1 (and ::1) must not be dialed.
-        let proxy = try ProxyProcess.launch(Self.arguments(service, allow: "127.0.0.2/32", fallback: true))
+        let proxy = try ProxyProcess.launch(Self.arguments(service, allow: "127.0.0.66/32", fallback: true))
         defer { proxy.stop() }
 
         let response = try Curl.fetch("http://localhost:\(origin.port)/hello", proxy: proxy.proxyURL)
         #expect(response.status == 502, "\(response.bodyText) \(proxy.diagnostics)")
-        #expect(response.bodyText.contains("127.0.0.2: connection refused"), "\(response.bodyText)")
+        #expect(response.bodyText.contains("127.0.0.66: connection refused"), "\(response.bodyText)")
         #expect(response.bodyText.contains("system DNS fallback: destination denied by policy"), "\(response.bodyText)")
         #expect(origin.connectionCount == 0)
     }
@@ -168,7 +168,7 @@ struct ConnectByIPTests {
         defer { echo.stop() }
         let service = try FakeHTTPDNSService()
         defer { service.stop() }
-        service.set("tunnel.test", .init(ipv4: ["127.0.0.2", "127.0.0.1"], ttl: 300))
+        service.set("tunnel.test", .init(ipv4: ["127.0.0.66", "127.0.0.1"], ttl: 300))
         let proxy = try ProxyProcess.launch(Self.arguments(service) + ["--connect-ports", "\(echo.port)"])
         defer { proxy.stop() }
 
@@ -183,6 +183,6 @@ struct ConnectByIPTests {
         let entry = try #require(proxy.waitForAccessLog(where: { $0.string("method") == "CONNECT" }), proxy.diagnostics)
         #expect(entry.string("ip") == "127.0.0.1")
         let health = try Self.health(proxy)
-        #expect(health["127.0.0.2:\(echo.port)"]?["state"] as? String == "backoff", "\(health)")
+        #expect(health["127.0.0.66:\(echo.port)"]?["state"] as? String == "backoff", "\(health)")
     }
 }

@@ -221,13 +221,13 @@ struct ForwardProxyTests {
     }
 
     @Test func refusedUpstreamGets502Fast() throws {
-        let port = try Loopback.unusedPort()
+        let port = try Loopback.unusedPort(host: Loopback.deadHost)
         // A refusal must be answered when it happens, not when the 60 s connect timeout expires.
         let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--connect-timeout", "60s"])
         defer { proxy.stop() }
         let clock = ContinuousClock()
         let start = clock.now
-        let response = try Curl.fetch("http://127.0.0.1:\(port)/hello", proxy: proxy.proxyURL)
+        let response = try Curl.fetch("http://\(Loopback.deadHost):\(port)/hello", proxy: proxy.proxyURL)
         let elapsed = clock.now - start
         #expect(response.status == 502, proxy.diagnostics)
         #expect(response.bodyText.contains("connection refused"), "\(response.bodyText)")

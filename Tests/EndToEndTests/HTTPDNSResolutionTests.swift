@@ -60,9 +60,9 @@ struct HTTPDNSResolutionTests {
         let service = try FakeHTTPDNSService()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
-        // Nothing listens on 127.0.0.2 at the service's port.
+        // Nothing listens on 127.0.0.66 (no test binds that address).
         let proxy = try ProxyProcess.launch(
-            Self.jsonProvider(service, pins: ["127.0.0.2", "127.0.0.1"]) + ["--system-fallback", "false", "--ip-family", "ipv4"])
+            Self.jsonProvider(service, pins: ["127.0.0.66", "127.0.0.1"]) + ["--system-fallback", "false", "--ip-family", "ipv4"])
         defer { proxy.stop() }
         let response = try Curl.fetch("http://origin.test:\(origin.port)/hello", proxy: proxy.proxyURL)
         #expect(response.status == 200, "\(response.bodyText) \(proxy.diagnostics)")

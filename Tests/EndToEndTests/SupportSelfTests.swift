@@ -136,8 +136,8 @@ struct SupportSelfTests {
     }
 
     @Test func unusedPortIsRefused() throws {
-        let port = try Loopback.unusedPort()
-        #expect(RawClient.connectionIsRejected(port: port))
+        let port = try Loopback.unusedPort(host: Loopback.deadHost)
+        #expect(RawClient.connectionIsRejected(host: Loopback.deadHost, port: port))
         let origin = try TestOrigin()
         defer { origin.stop() }
         #expect(!RawClient.connectionIsRejected(port: origin.port))

@@ -11,7 +11,7 @@ import Testing
 @testable import ProxyCore
 
 /// The connector's address order, health learning and system-DNS fallback, against real sockets on
-/// loopback only: a listener on 127.0.0.1:P, and 127.0.0.2:P as a dead address (nothing listens
+/// loopback only: a listener on 127.0.0.1:P, and 127.0.0.66:P as a dead address (nothing listens
 /// there, so the kernel refuses at once).
 @Suite(.timeLimit(.minutes(1))) struct UpstreamConnectorTests {
     /// Answers with fixed resolutions and counts fallbacks.
@@ -71,7 +71,7 @@ import Testing
         defer { listener.stop() }
         let port = listener.port
         let health = IPHealthRegistry()
-        let resolver = FakeResolver(answer: Resolution(addresses: [Self.address("127.0.0.2", port), Self.address("127.0.0.1", port)], source: .cache))
+        let resolver = FakeResolver(answer: Resolution(addresses: [Self.address("127.0.0.66", port), Self.address("127.0.0.1", port)], source: .cache))
         let connector = UpstreamConnector(resolver: resolver, policy: Self.policy("127.0.0.0/8"), connectTimeout: .seconds(5), health: health)
         let loop = group.next()
 
@@ -79,18 +79,18 @@ import Testing
         #expect(first.address.ipAddress == "127.0.0.1")
         #expect(first.source == .cache)
         try first.channel.close().wait()
-        let dead = UpstreamEndpoint(ip: "127.0.0.2", port: port)
+        let dead = UpstreamEndpoint(ip: "127.0.0.66", port: port)
         let live = UpstreamEndpoint(ip: "127.0.0.1", port: port)
         #expect(health.state(of: dead) == .backoff)
-        #expect(health.snapshot().first { $0.ip == "127.0.0.2" }?.lastFailure == .refused)
-        #expect(connector.order(resolver.answer.addresses, avoiding: []).map(\.ipAddress) == ["127.0.0.1", "127.0.0.2"])
+        #expect(health.snapshot().first { $0.ip == "127.0.0.66" }?.lastFailure == .refused)
+        #expect(connector.order(resolver.answer.addresses, avoiding: []).map(\.ipAddress) == ["127.0.0.1", "127.0.0.66"])
 
         let second = try Self.connect(connector, on: loop, port: port)
         #expect(second.address.ipAddress == "127.0.0.1")
         try second.channel.close().wait()
         let snapshot = health.snapshot()
         // Not dialed again: its failure count did not grow.
-        #expect(snapshot.first { $0.ip == "127.0.0.2" }?.failures == 1)
+        #expect(snapshot.first { $0.ip == "127.0.0.66" }?.failures == 1)
         let liveEntry = try #require(snapshot.first { $0.ip == "127.0.0.1" })
         #expect(liveEntry.successes == 2)
         #expect(liveEntry.connectMsEWMA != nil)
@@ -122,16 +122,16 @@ import Testing
         defer { listener.stop() }
         let port = listener.port
         let resolver = FakeResolver(
-            answer: Resolution(addresses: [Self.address("127.0.0.2", port)], source: .httpdns),
+            answer: Resolution(addresses: [Self.address("127.0.0.66", port)], source: .httpdns),
             // The dead address again (dropped: already tried), one the policy denies, the live one.
             fallbackAnswer: Resolution(
-                addresses: [Self.address("127.0.0.2", port), Self.address("127.0.0.3", port), Self.address("127.0.0.1", port)],
+                addresses: [Self.address("127.0.0.66", port), Self.address("127.0.0.67", port), Self.address("127.0.0.1", port)],
                 source: .fallback
             )
         )
         let health = IPHealthRegistry()
         let connector = UpstreamConnector(
-            resolver: resolver, policy: Self.policy("127.0.0.1/32", "127.0.0.2/32"), connectTimeout: .seconds(5), health: health
+            resolver: resolver, policy: Self.policy("127.0.0.1/32", "127.0.0.66/32"), connectTimeout: .seconds(5), health: health
         )
         let connected = try Self.connect(connector, on: group.next(), port: port)
         #expect(connected.address.ipAddress == "127.0.0.1")
@@ -139,8 +139,8 @@ import Testing
         try connected.channel.close().wait()
         #expect(resolver.fallbacks.withLockedValue { $0 } == 1)
         let dialed = Set(health.snapshot().map(\.ip))
-        #expect(dialed == ["127.0.0.1", "127.0.0.2"], "127.0.0.3 is denied by the policy and must never be dialed")
-        #expect(health.snapshot().first { $0.ip == "127.0.0.2" }?.failures == 1, "the dead address is not dialed twice")
+        #expect(dialed == ["127.0.0.1", "127.0.0.66"], "127.0.0.67 is denied by the policy and must never be dialed")
+        #expect(health.snapshot().first { $0.ip == "127.0.0.66" }?.failures == 1, "the dead address is not dialed twice")
     }
 
     @Test func theFallbackAddressesGoThroughThePolicy() throws {
@@ -150,13 +150,13 @@ import Testing
         defer { listener.stop() }
         let port = listener.port
         let resolver = FakeResolver(
-            answer: Resolution(addresses: [Self.address("127.0.0.2", port)], source: .cache),
+            answer: Resolution(addresses: [Self.address("127.0.0.66", port)], source: .cache),
             fallbackAnswer: Resolution(addresses: [Self.address("127.0.0.1", port)], source: .fallback)
         )
-        let connector = UpstreamConnector(resolver: resolver, policy: Self.policy("127.0.0.2/32"), connectTimeout: .seconds(5))
+        let connector = UpstreamConnector(resolver: resolver, policy: Self.policy("127.0.0.66/32"), connectTimeout: .seconds(5))
         let error = #expect(throws: ProxyError.self) { try Self.connect(connector, on: group.next(), port: port) }
         #expect(error?.message.contains("system DNS fallback: destination denied by policy") == true, "\(String(describing: error))")
-        #expect(error?.message.contains("127.0.0.2: connection refused") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("127.0.0.66: connection refused") == true, "\(String(describing: error))")
         #expect(error?.status == .badGateway)
         #expect(listener.accepted.withLockedValue { $0 } == 0)
     }
@@ -175,7 +175,7 @@ import Testing
         // A refused IP literal: nothing to fall back from.
         let allowing = UpstreamConnector(resolver: resolver, policy: Self.policy("127.0.0.0/8"), connectTimeout: .seconds(5))
         let literal = #expect(throws: ProxyError.self) {
-            try allowing.connect(host: "127.0.0.2", port: 9, on: group.next()) { $0.eventLoop.makeSucceededVoidFuture() }.wait()
+            try allowing.connect(host: "127.0.0.66", port: 9, on: group.next()) { $0.eventLoop.makeSucceededVoidFuture() }.wait()
         }
         #expect(literal?.status == .badGateway)
         #expect(resolver.fallbacks.withLockedValue { $0 } == 0)

@@ -3,6 +3,11 @@ import Glibc
 /// Helpers around loopback sockets that tests share: a free port, IPv6 availability, sockaddr building.
 enum Loopback {
     /// A TCP port on `host` that nothing listens on right now: bound to port 0, read back, closed.
+    /// A loopback address no test server ever binds: connections to any port there are refused.
+    /// Dead endpoints must not share an address with servers that bind port 0 concurrently, or a
+    /// parallel test may be listening on the "dead" port.
+    static let deadHost = "127.0.0.66"
+
     static func unusedPort(host: String = "127.0.0.1") throws -> Int {
         let fd = try boundSocket(host: host, port: 0)
         defer { Glibc.close(fd) }

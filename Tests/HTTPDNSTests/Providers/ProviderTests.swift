@@ -219,11 +219,11 @@ import Testing
         service.set("www.example.test", .init(ipv4: ["127.0.0.13"], ttl: 60))
         let transport = CurlTransport()
         defer { transport.shutdown() }
-        // Nothing listens on 127.0.0.2 at that port.
+        // Nothing listens on 127.0.0.66 (no test binds that address).
         let provider = DoHJSONProvider(
             endpoint: localURL(service, "/resolve"),
             signature: nil,
-            client: makeClient(transport, pins: ["127.0.0.2", "127.0.0.1"]),
+            client: makeClient(transport, pins: ["127.0.0.66", "127.0.0.1"]),
             unixTimeMillis: { 0 }
         )
         let answer = try await provider.resolve("www.example.test", families: .ipv4)

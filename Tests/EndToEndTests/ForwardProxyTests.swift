@@ -250,4 +250,24 @@ struct ForwardProxyTests {
         #expect(elapsed < .seconds(30), "took \(elapsed)")
         #expect(origin.requests().count == 1)
     }
+
+    /// The upstream timeout is a silence limit that also applies once the response has started: an
+    /// origin that stops halfway is cut off (the client sees a truncated response, never a wrong
+    /// one), and the access log says why.
+    @Test func upstreamSilentMidResponseIsCutOff() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--upstream-timeout", "300ms"])
+        defer { proxy.stop() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let response = try Curl.fetch(origin.url("/stall/1000"), proxy: proxy.proxyURL)
+        let elapsed = clock.now - start
+        #expect(response.status == 200, proxy.diagnostics)
+        #expect(response.exitCode == 18, "curl should report a partial transfer: \(response.stderr)")
+        #expect(response.body.count == 1000)
+        #expect(elapsed >= .milliseconds(250), "cut off before the upstream timeout: \(elapsed)")
+        let entry = proxy.waitForAccessLog(where: { $0.int("status") == 200 })
+        #expect(entry?.string("error")?.contains("stopped sending the response for 300") == true, "access log: \(proxy.stdoutText())")
+    }
 }

@@ -76,6 +76,41 @@ import Testing
         #expect(out.head.headers["Sec-WebSocket-Key"] == ["k"])
     }
 
+    /// Field names match in any letter case, and list values are split, trimmed and compared
+    /// case-insensitively.
+    @Test func fieldNamesAndTokensIgnoreCase() throws {
+        let out = try MessageRewriter.rewriteRequest(
+            request([
+                ("HOST", "wrong.example"), ("CONNECTION", " X-Hop ,, Close "), ("x-HOP", "1"), ("KEEP-ALIVE", "t=1"),
+                ("te", "gzip, TRAILERS"), ("PROXY-AUTHORIZATION", "secret"), ("X-Keep", "1"),
+            ]),
+            target: target,
+            viaPseudonym: "hp"
+        )
+        let h = out.head.headers
+        for gone in ["connection", "x-hop", "keep-alive", "proxy-authorization"] {
+            #expect(!h.contains(name: gone), "\(gone) should be stripped")
+        }
+        #expect(h["Host"] == ["origin.test:8080"])
+        #expect(h["TE"] == ["trailers"])
+        #expect(h["X-Keep"] == ["1"])
+    }
+
+    /// Nothing to strip: the fields keep their order, Host is replaced, Via is appended.
+    @Test func plainRequestKeepsFieldOrder() throws {
+        let out = try MessageRewriter.rewriteRequest(
+            request([("User-Agent", "u"), ("Host", "wrong.example"), ("Accept", "*/*"), ("Content-Length", "0")], version: .http1_0),
+            target: target,
+            viaPseudonym: "hp"
+        )
+        let names = out.head.headers.map(\.name)
+        #expect(names == ["User-Agent", "Accept", "Content-Length", "Host", "Via"])
+        #expect(out.head.headers["Host"] == ["origin.test:8080"])
+        #expect(out.head.headers["Via"] == ["1.0 hp"])
+        #expect(out.head.version == .http1_1)
+        #expect(out.framing == .none)
+    }
+
     @Test func viaLoopDetection() {
         #expect(MessageRewriter.viaContains(HTTPHeaders([("Via", "1.1 other, 1.1 HP (x)")]), pseudonym: "hp"))
         #expect(!MessageRewriter.viaContains(HTTPHeaders([("Via", "1.1 hpx")]), pseudonym: "hp"))

@@ -74,7 +74,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         stopTimer()
         if let exchange = current {
             current = nil
-            exchange.cancelResponseTimer()
+            exchange.stopWatchingUpstream()
             if let upstream = exchange.upstream {
                 upstream.delegate = nil
                 upstream.close()
@@ -229,11 +229,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             record.scheme = target.scheme.rawValue
             record.host = target.host
             record.port = target.port
-            record.path = String(target.pathAndQuery.prefix { $0 != "?" })
-            if MessageRewriter.viaContains(head.headers, pseudonym: env.configuration.viaPseudonym) {
+            if env.accessLog.isEnabled {
+                record.path = String(target.pathAndQuery.utf8.prefix { $0 != UInt8(ascii: "?") }) ?? target.pathAndQuery
+            }
+            if MessageRewriter.viaContains(head.headers, pseudonym: env.via.pseudonym) {
                 throw ProxyError.loop(head.headers[canonicalForm: "via"].joined(separator: ", "))
             }
-            rewritten = try MessageRewriter.rewriteRequest(head, target: target, viaPseudonym: env.configuration.viaPseudonym)
+            rewritten = try MessageRewriter.rewriteRequest(head, target: target, via: env.via)
         } catch let error as ProxyError {
             record.error = error.message
             respondWithError(error, record: record, started: .now(), context: context)
@@ -332,34 +334,26 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func armResponseTimer(_ exchange: Exchange) {
         guard let context else { return }
         exchange.lastUpstreamActivity = context.eventLoop.now
-        guard exchange.responseTimer == nil else { return }
-        scheduleResponseTimer(exchange, at: exchange.lastUpstreamActivity + env.configuration.upstreamTimeout, context: context)
+        exchange.watchingUpstream = true
+        ensureTimer(by: exchange.lastUpstreamActivity + env.configuration.upstreamTimeout, context: context)
     }
 
-    private func scheduleResponseTimer(_ exchange: Exchange, at deadline: NIODeadline, context: ChannelHandlerContext) {
+    /// The upstream was silent for the upstream timeout while the exchange waited for it.
+    private func upstreamTimedOut(_ exchange: Exchange, context: ChannelHandlerContext) {
+        exchange.stopWatchingUpstream()
         let timeout = env.configuration.upstreamTimeout
-        exchange.responseTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-            guard let self, self.current === exchange, let context = self.context else { return }
-            let due = exchange.lastUpstreamActivity + timeout
-            if due > context.eventLoop.now {
-                // There was progress since this timer was set: wait for the rest of the silence.
-                self.scheduleResponseTimer(exchange, at: due, context: context)
-                return
-            }
-            exchange.responseTimer = nil
-            let error = ProxyError(
-                .upstreamTimeout,
-                exchange.responseStarted
-                    ? "\(exchange.target.host) stopped sending the response for \(timeout.milliseconds) ms"
-                    : "\(exchange.target.host) did not answer within \(timeout.milliseconds) ms"
-            )
-            if let upstream = exchange.upstream {
-                upstream.delegate = nil
-                upstream.close()
-                exchange.upstream = nil
-            }
-            self.failExchangeOrConnection(context: context, error: error)
+        let error = ProxyError(
+            .upstreamTimeout,
+            exchange.responseStarted
+                ? "\(exchange.target.host) stopped sending the response for \(timeout.milliseconds) ms"
+                : "\(exchange.target.host) did not answer within \(timeout.milliseconds) ms"
+        )
+        if let upstream = exchange.upstream {
+            upstream.delegate = nil
+            upstream.close()
+            exchange.upstream = nil
         }
+        failExchangeOrConnection(context: context, error: error)
     }
 
     /// Ends the current exchange (or the connection) with `error`: an error response when nothing was
@@ -371,7 +365,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             respondWithError(error, record: record, started: .now(), context: context)
             return
         }
-        exchange.cancelResponseTimer()
+        exchange.stopWatchingUpstream()
         if let upstream = exchange.upstream {
             upstream.delegate = nil
             upstream.close()
@@ -420,6 +414,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     private func finishRecord(_ exchange: Exchange) {
+        guard env.accessLog.isEnabled else { return }
         exchange.record.totalMs = (NIODeadline.now() - exchange.started).milliseconds
         env.accessLog.write(exchange.record)
     }
@@ -429,7 +424,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func finishExchange(_ exchange: Exchange, context: ChannelHandlerContext) {
         guard exchange.requestComplete, exchange.responseComplete, current === exchange else { return }
         current = nil
-        exchange.cancelResponseTimer()
+        exchange.stopWatchingUpstream()
         finishRecord(exchange)
         if let upstream = exchange.upstream {
             exchange.upstream = nil
@@ -457,7 +452,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func finishEarlyResponse(_ exchange: Exchange, context: ChannelHandlerContext) {
         closeAfterExchange = true
         current = nil
-        exchange.cancelResponseTimer()
+        exchange.stopWatchingUpstream()
         finishRecord(exchange)
         if let upstream = exchange.upstream {
             upstream.delegate = nil
@@ -509,12 +504,19 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         setWait(.requestHead(context.eventLoop.now + env.configuration.headerTimeout), context: context)
     }
 
-    /// One scheduled task serves both waits, and it is not rescheduled per request: when it fires
-    /// early it re-arms for the current deadline, so a busy keep-alive connection costs no timer
-    /// operations per request.
+    /// One scheduled task per connection serves every wait: the idle and header waits between
+    /// requests, and the upstream silence of the current exchange. It is not rescheduled per request
+    /// or per body part: deadlines only move later, so the task fires at the earliest deadline it
+    /// was set for and, when that has moved, re-arms for the current one. A busy keep-alive
+    /// connection costs no timer operations per request.
     private func setWait(_ newWait: Wait, context: ChannelHandlerContext) {
         wait = newWait
         guard let deadline = newWait.deadline else { return }
+        ensureTimer(by: deadline, context: context)
+    }
+
+    /// Makes sure the timer fires no later than `deadline`.
+    private func ensureTimer(by deadline: NIODeadline, context: ChannelHandlerContext) {
         if let pending = timerDeadline, pending <= deadline { return }
         timer?.cancel()
         scheduleTimer(at: deadline, context: context)
@@ -530,8 +532,20 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func timerFired() {
         timer = nil
         timerDeadline = nil
-        guard let context, current == nil, mode == .http, let deadline = wait.deadline else { return }
-        if deadline > context.eventLoop.now {
+        guard let context, mode == .http else { return }
+        let now = context.eventLoop.now
+        if let exchange = current {
+            guard exchange.watchingUpstream else { return }
+            let due = exchange.lastUpstreamActivity + env.configuration.upstreamTimeout
+            if due > now {
+                scheduleTimer(at: due, context: context)
+            } else {
+                upstreamTimedOut(exchange, context: context)
+            }
+            return
+        }
+        guard let deadline = wait.deadline else { return }
+        if deadline > now {
             scheduleTimer(at: deadline, context: context)
             return
         }
@@ -587,7 +601,7 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
                 // Interim responses (100 Continue, 103 Early Hints) go to HTTP/1.1 clients as they are.
                 guard exchange.clientHead.version.minor >= 1 else { return }
                 var interim = HTTPResponseHead(version: .http1_1, status: head.status)
-                for (name, value) in head.headers where !MessageRewriter.hopByHop.contains(name.lowercased()) {
+                for (name, value) in head.headers where !MessageRewriter.isHopByHop(name) {
                     interim.headers.add(name: name, value: value)
                 }
                 context.write(wrapOutboundOut(.head(interim)), promise: nil)
@@ -601,11 +615,13 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
                 clientVersion: exchange.clientHead.version,
                 clientKeepAlive: exchange.clientHead.isKeepAlive && !closeAfterExchange,
                 isUpgradeResponse: isUpgrade,
-                viaPseudonym: env.configuration.viaPseudonym
+                via: env.via
             )
             exchange.response = response
             exchange.record.status = Int(code)
-            exchange.record.ttfbMs = (NIODeadline.now() - exchange.started).milliseconds
+            if env.accessLog.isEnabled {
+                exchange.record.ttfbMs = (NIODeadline.now() - exchange.started).milliseconds
+            }
             if exchange.request.isUpgrade && !isUpgrade {
                 // The decoder stopped parsing after the upgrade request; this connection cannot
                 // carry another request.
@@ -624,7 +640,7 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
             armResponseTimer(exchange)
         case .end(let trailers):
             exchange.responseComplete = true
-            exchange.cancelResponseTimer()
+            exchange.stopWatchingUpstream()
             let forwardTrailers = exchange.response?.clientFraming == .chunked ? trailers : nil
             let endWritten = context.eventLoop.makePromise(of: Void.self)
             context.writeAndFlush(wrapOutboundOut(.end(forwardTrailers)), promise: endWritten)
@@ -664,7 +680,7 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
                 // Idempotent and bodiless: sent again once, on another address when there is one.
                 exchange.retried = true
                 exchange.record.reused = false
-                exchange.cancelResponseTimer()
+                exchange.stopWatchingUpstream()
                 if exchange.requestComplete { exchange.buffered = [.end(nil)] }
                 logger.debug(
                     "upstream closed before answering; retrying on a new connection",
@@ -707,7 +723,7 @@ extension ClientConnectionHandler {
             guard allowedPorts.contains(target.port) else {
                 throw ProxyError.connectPortDenied(target.port, allowed: allowedPorts)
             }
-            if MessageRewriter.viaContains(head.headers, pseudonym: env.configuration.viaPseudonym) {
+            if MessageRewriter.viaContains(head.headers, pseudonym: env.via.pseudonym) {
                 throw ProxyError.loop(head.headers[canonicalForm: "via"].joined(separator: ", "))
             }
         } catch let error as ProxyError {
@@ -768,7 +784,7 @@ extension ClientConnectionHandler {
 
     private func switchToUpgradedTunnel(_ exchange: Exchange, connection: UpstreamHTTPConnection, context: ChannelHandlerContext) {
         mode = .switching
-        exchange.cancelResponseTimer()
+        exchange.stopWatchingUpstream()
         current = nil
         connection.delegate = nil
         connection.startCollecting(expectingEnd: true)

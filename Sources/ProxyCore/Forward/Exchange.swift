@@ -18,14 +18,15 @@ final class Exchange {
     var requestComplete = false
     var response: MessageRewriter.RewrittenResponse?
     var responseComplete = false
-    /// One silence timer per exchange; `lastUpstreamActivity` moves with every part and the timer
-    /// re-arms itself from it when it fires early (cheaper than rescheduling per body chunk).
-    var responseTimer: Scheduled<Void>?
+    /// The upstream must make progress (take request bytes or send response bytes) within the
+    /// upstream timeout, counted from `lastUpstreamActivity`. The client connection's one timer
+    /// checks this; moving the stamp costs a store, not a reschedule.
+    var watchingUpstream = false
     var lastUpstreamActivity = NIODeadline.uptimeNanoseconds(0)
 
-    func cancelResponseTimer() {
-        responseTimer?.cancel()
-        responseTimer = nil
+    /// The response is complete (or the exchange is over): upstream silence no longer matters.
+    func stopWatchingUpstream() {
+        watchingUpstream = false
     }
     /// The upstream connection closed (or reset) before any response byte: a fresh connection to a
     /// failing address, or a pooled one the origin dropped just as we reused it. Such a request is

@@ -9,33 +9,137 @@ public enum BodyFraming: Sendable, Equatable {
     case closeDelimited
 }
 
-/// Pure header rewriting for both directions (RFC 9110 §7.6: hop-by-hop fields, Via; RFC 9112 §6: framing).
-public enum MessageRewriter {
-    /// Fields that only describe the connection they arrived on and never travel further.
-    static let hopByHop: Set<String> = [
-        "connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate",
-        "te", "trailer", "transfer-encoding", "upgrade",
-    ]
+/// The `Via` value this proxy adds (RFC 9110 §7.6.3), built once for the common protocol versions
+/// instead of once per message.
+public struct ViaHeader: Sendable {
+    public let pseudonym: String
+    private let http11: String
+    private let http10: String
 
-    /// Fields a `Connection` header may not make us drop: dropping them would change framing or routing.
-    private static let protectedFromConnection: Set<String> = ["content-length", "host", "transfer-encoding"]
+    public init(pseudonym: String) {
+        self.pseudonym = pseudonym
+        self.http11 = "1.1 \(pseudonym)"
+        self.http10 = "1.0 \(pseudonym)"
+    }
 
-    /// Lowercased tokens listed in all `Connection` headers.
-    static func connectionTokens(_ headers: HTTPHeaders) -> Set<String> {
-        var tokens = Set<String>()
-        for value in headers[canonicalForm: "connection"] {
-            tokens.insert(value.lowercased().trimmingSpaces())
+    /// "major.minor pseudonym" for the version the message arrived with.
+    public func value(receivedWith version: HTTPVersion) -> String {
+        switch (version.major, version.minor) {
+        case (1, 1): http11
+        case (1, 0): http10
+        default: "\(version.major).\(version.minor) \(pseudonym)"
         }
-        return tokens
+    }
+}
+
+/// Pure header rewriting for both directions (RFC 9110 §7.6: hop-by-hop fields, Via; RFC 9112 §6: framing).
+///
+/// Runs twice per forwarded request, so it classifies each field name once, by length and an ASCII
+/// case-insensitive byte compare, without lowercasing or hashing, and it only splits a field's
+/// value for the few fields whose values matter here.
+public enum MessageRewriter {
+    /// Field names with a meaning for the proxy: hop-by-hop fields (they only describe the
+    /// connection they arrived on and never travel further) and the framing and routing fields.
+    enum FieldName: Equatable {
+        case connection, keepAlive, proxyConnection, proxyAuthorization, proxyAuthenticate, te, trailer
+        case transferEncoding, upgrade
+        case host, contentLength, via
+
+        var isHopByHop: Bool {
+            switch self {
+            case .connection, .keepAlive, .proxyConnection, .proxyAuthorization, .proxyAuthenticate, .te, .trailer,
+                .transferEncoding, .upgrade:
+                true
+            case .host, .contentLength, .via:
+                false
+            }
+        }
+
+        /// Fields a `Connection` header may not make us drop: dropping them would change framing or routing.
+        var isProtectedFromConnection: Bool { self == .contentLength || self == .host || self == .transferEncoding }
+
+        init?(_ name: String) {
+            let found: FieldName?
+            switch name.utf8.count {
+            case 2: found = ASCII.equalsLowercase(name, "te") ? .te : nil
+            case 3: found = ASCII.equalsLowercase(name, "via") ? .via : nil
+            case 4: found = ASCII.equalsLowercase(name, "host") ? .host : nil
+            case 7:
+                found = ASCII.equalsLowercase(name, "upgrade") ? .upgrade : ASCII.equalsLowercase(name, "trailer") ? .trailer : nil
+            case 10:
+                found = ASCII.equalsLowercase(name, "connection") ? .connection : ASCII.equalsLowercase(name, "keep-alive") ? .keepAlive : nil
+            case 14: found = ASCII.equalsLowercase(name, "content-length") ? .contentLength : nil
+            case 16: found = ASCII.equalsLowercase(name, "proxy-connection") ? .proxyConnection : nil
+            case 17: found = ASCII.equalsLowercase(name, "transfer-encoding") ? .transferEncoding : nil
+            case 18: found = ASCII.equalsLowercase(name, "proxy-authenticate") ? .proxyAuthenticate : nil
+            case 19: found = ASCII.equalsLowercase(name, "proxy-authorization") ? .proxyAuthorization : nil
+            default: found = nil
+            }
+            guard let found else { return nil }
+            self = found
+        }
+    }
+
+    /// Whether `name` is a hop-by-hop field (never forwarded as it is).
+    static func isHopByHop(_ name: String) -> Bool { FieldName(name)?.isHopByHop ?? false }
+
+    /// The values of the fields the rewriter decides on, gathered in one pass over the head.
+    struct Survey {
+        /// Lowercased tokens of all `Connection` fields.
+        var connectionTokens: [String] = []
+        /// Lowercased codings of all `Transfer-Encoding` fields, in order.
+        var transferCodings: [String] = []
+        var contentLengths = 0
+        var firstContentLength: String?
+        var hasUpgrade = false
+        var teTrailers = false
+        /// Some field other than Host and Content-Length must be dropped or changed.
+        var needsFiltering = false
+
+        init(_ headers: HTTPHeaders) {
+            for (name, value) in headers {
+                guard let field = FieldName(name) else { continue }
+                switch field {
+                case .connection:
+                    needsFiltering = true
+                    ASCII.forEachListElement(value) { connectionTokens.append($0) }
+                case .transferEncoding:
+                    needsFiltering = true
+                    ASCII.forEachListElement(value) { transferCodings.append($0) }
+                case .contentLength:
+                    contentLengths += 1
+                    if firstContentLength == nil { firstContentLength = value }
+                case .upgrade:
+                    needsFiltering = true
+                    hasUpgrade = true
+                case .te:
+                    needsFiltering = true
+                    ASCII.forEachListElement(value) { coding in
+                        if coding == "trailers" || coding.hasPrefix("trailers;") { teTrailers = true }
+                    }
+                case .keepAlive, .proxyConnection, .proxyAuthorization, .proxyAuthenticate, .trailer:
+                    needsFiltering = true
+                case .host, .via:
+                    break
+                }
+            }
+        }
+
+        func connectionNames(_ name: String) -> Bool {
+            connectionTokens.contains { ASCII.equalsLowercase(name, $0) }
+        }
     }
 
     /// Whether `via` (all Via values) contains our pseudonym as a received-by entry.
     public static func viaContains(_ headers: HTTPHeaders, pseudonym: String) -> Bool {
-        let needle = pseudonym.lowercased()
-        for entry in headers[canonicalForm: "via"] {
+        for (name, value) in headers where FieldName(name) == .via {
+            var found = false
             // entry: "1.1 name" or "HTTP/1.1 name (comment)"
-            let parts = entry.lowercased().split(separator: " ", omittingEmptySubsequences: true)
-            if parts.count >= 2, parts[1] == needle { return true }
+            ASCII.forEachListElement(value) { entry in
+                let parts = entry.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+                if parts.count >= 2, ASCII.equalsLowercase(pseudonym, String(parts[1])) { found = true }
+            }
+            if found { return true }
         }
         return false
     }
@@ -46,26 +150,33 @@ public enum MessageRewriter {
         public var isUpgrade: Bool
     }
 
-    /// Turns a client's absolute-form request into the origin-form request sent upstream.
     public static func rewriteRequest(
         _ head: HTTPRequestHead,
         target: RequestTarget,
         viaPseudonym: String
     ) throws(ProxyError) -> RewrittenRequest {
-        let tokens = connectionTokens(head.headers)
-        let wantsUpgrade = tokens.contains("upgrade") && head.headers.contains(name: "upgrade")
+        try rewriteRequest(head, target: target, via: ViaHeader(pseudonym: viaPseudonym))
+    }
+
+    /// Turns a client's absolute-form request into the origin-form request sent upstream.
+    public static func rewriteRequest(
+        _ head: HTTPRequestHead,
+        target: RequestTarget,
+        via: ViaHeader
+    ) throws(ProxyError) -> RewrittenRequest {
+        let survey = Survey(head.headers)
+        let wantsUpgrade = survey.hasUpgrade && survey.connectionTokens.contains("upgrade")
 
         let framing: BodyFraming
-        let transferEncodings = head.headers[canonicalForm: "transfer-encoding"].map { $0.lowercased() }
-        if !transferEncodings.isEmpty {
-            guard transferEncodings.last == "chunked" else {
+        if !survey.transferCodings.isEmpty {
+            guard survey.transferCodings.last == "chunked" else {
                 throw .malformed("request Transfer-Encoding must end in chunked (RFC 9112 §6.3)")
             }
-            guard !head.headers.contains(name: "content-length") else {
+            guard survey.contentLengths == 0 else {
                 throw .malformed("request has both Content-Length and Transfer-Encoding")
             }
             framing = .chunked
-        } else if let length = head.headers.first(name: "content-length") {
+        } else if let length = survey.firstContentLength {
             guard let value = Int(length), value >= 0 else {
                 throw .malformed("invalid Content-Length '\(length.prefix(40))'")
             }
@@ -74,31 +185,37 @@ public enum MessageRewriter {
             framing = .none
         }
 
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(head.headers.count + 2)
-        var teTrailers = false
-        for (name, value) in head.headers {
-            let lower = name.lowercased()
-            if lower == "te" {
-                if value.lowercased().contains("trailers") { teTrailers = true }
-                continue
-            }
-            if lower == "host" { continue }
-            if lower == "upgrade" && wantsUpgrade {
+        var headers: HTTPHeaders
+        if survey.needsFiltering {
+            headers = HTTPHeaders()
+            headers.reserveCapacity(head.headers.count + 2)
+            for (name, value) in head.headers {
+                if let field = FieldName(name) {
+                    if field == .upgrade && wantsUpgrade {
+                        headers.add(name: name, value: value)
+                        continue
+                    }
+                    if field.isHopByHop || field == .host { continue }
+                    if field.isProtectedFromConnection {
+                        headers.add(name: name, value: value)
+                        continue
+                    }
+                }
+                if survey.connectionNames(name) { continue }
                 headers.add(name: name, value: value)
-                continue
             }
-            if hopByHop.contains(lower) { continue }
-            if tokens.contains(lower) && !protectedFromConnection.contains(lower) { continue }
-            headers.add(name: name, value: value)
+            headers.add(name: "Host", value: target.authority)
+        } else {
+            // The common case: only Host changes (it must name the target's authority).
+            headers = head.headers
+            headers.replaceOrAdd(name: "Host", value: target.authority)
         }
-        headers.replaceOrAdd(name: "Host", value: target.authority)
         if framing == .chunked {
-            headers.add(name: "Transfer-Encoding", value: transferEncodings.joined(separator: ", "))
+            headers.add(name: "Transfer-Encoding", value: survey.transferCodings.joined(separator: ", "))
         }
-        if teTrailers { headers.add(name: "TE", value: "trailers") }
+        if survey.teTrailers { headers.add(name: "TE", value: "trailers") }
         if wantsUpgrade { headers.add(name: "Connection", value: "upgrade") }
-        headers.add(name: "Via", value: "\(head.version.major).\(head.version.minor) \(viaPseudonym)")
+        headers.add(name: "Via", value: via.value(receivedWith: head.version))
 
         var upstream = HTTPRequestHead(version: .http1_1, method: head.method, uri: target.pathAndQuery)
         upstream.headers = headers
@@ -118,7 +235,6 @@ public enum MessageRewriter {
         public var upstreamWillClose: Bool
     }
 
-    /// Rewrites an origin response for the client that sent `requestMethod` with `clientVersion`.
     public static func rewriteResponse(
         _ head: HTTPResponseHead,
         requestMethod: HTTPMethod,
@@ -127,25 +243,42 @@ public enum MessageRewriter {
         isUpgradeResponse: Bool,
         viaPseudonym: String
     ) -> RewrittenResponse {
-        let tokens = connectionTokens(head.headers)
+        rewriteResponse(
+            head,
+            requestMethod: requestMethod,
+            clientVersion: clientVersion,
+            clientKeepAlive: clientKeepAlive,
+            isUpgradeResponse: isUpgradeResponse,
+            via: ViaHeader(pseudonym: viaPseudonym)
+        )
+    }
+
+    /// Rewrites an origin response for the client that sent `requestMethod` with `clientVersion`.
+    public static func rewriteResponse(
+        _ head: HTTPResponseHead,
+        requestMethod: HTTPMethod,
+        clientVersion: HTTPVersion,
+        clientKeepAlive: Bool,
+        isUpgradeResponse: Bool,
+        via: ViaHeader
+    ) -> RewrittenResponse {
+        let survey = Survey(head.headers)
         let code = head.status.code
         let hasNoBody = requestMethod == .HEAD || (100..<200).contains(code) || code == 204 || code == 304
-        let chunked = head.headers[canonicalForm: "transfer-encoding"].last?.lowercased() == "chunked"
-        let hasLength = head.headers.contains(name: "content-length")
 
         let upstreamFraming: BodyFraming
         if hasNoBody {
             upstreamFraming = .none
-        } else if chunked {
+        } else if survey.transferCodings.last == "chunked" {
             upstreamFraming = .chunked
-        } else if hasLength {
-            upstreamFraming = head.headers.first(name: "content-length") == "0" ? .none : .contentLength
+        } else if let length = survey.firstContentLength {
+            upstreamFraming = length == "0" ? .none : .contentLength
         } else {
             upstreamFraming = .closeDelimited
         }
         let upstreamKeepAlive = head.version.major == 1 && head.version.minor >= 1
-            ? !tokens.contains("close")
-            : tokens.contains("keep-alive")
+            ? !survey.connectionTokens.contains("close")
+            : survey.connectionTokens.contains("keep-alive")
         let upstreamWillClose = !upstreamKeepAlive || upstreamFraming == .closeDelimited
 
         let clientIs11 = clientVersion.major == 1 && clientVersion.minor >= 1
@@ -158,22 +291,29 @@ public enum MessageRewriter {
         if hasNoBody { clientFraming = .none }
         let closeClient = !clientKeepAlive || clientFraming == .closeDelimited
 
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(head.headers.count + 2)
-        for (name, value) in head.headers {
-            let lower = name.lowercased()
-            if lower == "upgrade" && isUpgradeResponse {
+        var headers: HTTPHeaders
+        if survey.needsFiltering {
+            headers = HTTPHeaders()
+            headers.reserveCapacity(head.headers.count + 2)
+            for (name, value) in head.headers {
+                if let field = FieldName(name) {
+                    if field == .upgrade && isUpgradeResponse {
+                        headers.add(name: name, value: value)
+                        continue
+                    }
+                    // Transfer-Encoding: HEAD and 304 may advertise the coding a GET would have
+                    // used; we re-frame ourselves below, so it never goes through as it is.
+                    if field.isHopByHop { continue }
+                    if field.isProtectedFromConnection {
+                        headers.add(name: name, value: value)
+                        continue
+                    }
+                }
+                if survey.connectionNames(name) { continue }
                 headers.add(name: name, value: value)
-                continue
             }
-            if lower == "transfer-encoding" {
-                // HEAD and 304 may advertise the coding a GET would have used; keep it there only
-                // when the client can parse it. Everywhere else we re-frame ourselves below.
-                continue
-            }
-            if hopByHop.contains(lower) { continue }
-            if tokens.contains(lower) && !protectedFromConnection.contains(lower) { continue }
-            headers.add(name: name, value: value)
+        } else {
+            headers = head.headers
         }
         if clientFraming == .chunked {
             headers.add(name: "Transfer-Encoding", value: "chunked")
@@ -185,7 +325,7 @@ public enum MessageRewriter {
         } else if !clientIs11 {
             headers.add(name: "Connection", value: "keep-alive")
         }
-        headers.add(name: "Via", value: "\(head.version.major).\(head.version.minor) \(viaPseudonym)")
+        headers.add(name: "Via", value: via.value(receivedWith: head.version))
 
         var out = HTTPResponseHead(version: clientIs11 ? .http1_1 : .http1_0, status: head.status)
         out.headers = headers
@@ -199,11 +339,36 @@ public enum MessageRewriter {
     }
 }
 
-extension String {
-    func trimmingSpaces() -> String {
-        var s = Substring(self)
-        while s.first == " " || s.first == "\t" { s = s.dropFirst() }
-        while s.last == " " || s.last == "\t" { s = s.dropLast() }
-        return String(s)
+/// Allocation-free ASCII helpers for header names and list-valued fields.
+enum ASCII {
+    /// `text` equals `lowercase` (which must be lower case) ignoring ASCII letter case.
+    static func equalsLowercase(_ text: String, _ lowercase: String) -> Bool {
+        let a = text.utf8
+        let b = lowercase.utf8
+        guard a.count == b.count else { return false }
+        for (x, y) in zip(a, b) where x != y {
+            guard x >= UInt8(ascii: "A"), x <= UInt8(ascii: "Z"), x | 0x20 == y else { return false }
+        }
+        return true
+    }
+
+    /// Calls `body` with each element of a comma-separated list (RFC 9110 §5.6.1), trimmed of spaces
+    /// and tabs and lowercased; empty elements are skipped.
+    static func forEachListElement(_ value: String, _ body: (String) -> Void) {
+        for element in value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true) {
+            var start = element.startIndex
+            var end = element.endIndex
+            while start < end, element[start] == UInt8(ascii: " ") || element[start] == UInt8(ascii: "\t") {
+                element.formIndex(after: &start)
+            }
+            while start < end {
+                let last = element.index(before: end)
+                guard element[last] == UInt8(ascii: " ") || element[last] == UInt8(ascii: "\t") else { break }
+                end = last
+            }
+            guard start < end else { continue }
+            let trimmed = Substring(element[start..<end])
+            body(trimmed.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } ? trimmed.lowercased() : String(trimmed))
+        }
     }
 }

@@ -20,98 +20,131 @@ public struct RequestTarget: Sendable, Hashable {
     public var isIPv6Literal: Bool { host.contains(":") }
 
     /// Parses an absolute-form request target (RFC 9112 §3.2.2). Only `http` and `https`.
+    ///
+    /// This runs for every forwarded request, so it scans UTF-8 bytes (all delimiters are ASCII)
+    /// and copies the host and authority as written when they are already in canonical form.
     public static func parseAbsolute(_ uri: String) throws(ProxyError) -> RequestTarget {
-        guard let schemeEnd = uri.firstIndex(of: ":") else {
+        let bytes = uri.utf8
+        guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")) else {
             throw uri.hasPrefix("/") || uri == "*" ? .originForm(uri) : .malformed("request target '\(uri.prefix(200))' is not an absolute URI")
         }
-        let schemeText = uri[..<schemeEnd].lowercased()
-        guard let scheme = Scheme(rawValue: schemeText) else {
+        guard let scheme = Scheme(caseInsensitive: bytes[..<schemeEnd]) else {
             if uri.hasPrefix("/") { throw .originForm(uri) }
-            throw ProxyError(.unsupportedScheme, "scheme '\(schemeText.prefix(20))' is not supported (use http:// or https://)")
+            throw ProxyError(.unsupportedScheme, "scheme '\(uri[..<schemeEnd].lowercased().prefix(20))' is not supported (use http:// or https://)")
         }
-        let afterScheme = uri[uri.index(after: schemeEnd)...]
-        guard afterScheme.hasPrefix("//") else {
+        let slash = UInt8(ascii: "/")
+        let afterScheme = bytes.index(after: schemeEnd)
+        guard afterScheme < bytes.endIndex, bytes[afterScheme] == slash,
+              bytes.index(after: afterScheme) < bytes.endIndex, bytes[bytes.index(after: afterScheme)] == slash
+        else {
             throw .malformed("request target '\(uri.prefix(200))' has no authority")
         }
-        let rest = afterScheme.dropFirst(2)
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
-        let authorityText = rest[..<authorityEnd]
-        if authorityText.contains("@") {
-            throw .malformed("credentials in the request URI are not supported")
+        let authorityStart = bytes.index(afterScheme, offsetBy: 2)
+        var authorityEnd = authorityStart
+        while authorityEnd < bytes.endIndex {
+            let byte = bytes[authorityEnd]
+            if byte == slash || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+            if byte == UInt8(ascii: "@") { throw .malformed("credentials in the request URI are not supported") }
+            bytes.formIndex(after: &authorityEnd)
         }
-        let (host, port, hadPort) = try parseHostPort(authorityText, defaultPort: scheme.defaultPort)
+        let parsed = try parseHostPort(uri[authorityStart..<authorityEnd], defaultPort: scheme.defaultPort)
 
-        var path = rest[authorityEnd...]
-        if let hash = path.firstIndex(of: "#") { path = path[..<hash] }
+        let pathEnd = bytes[authorityEnd...].firstIndex(of: UInt8(ascii: "#")) ?? bytes.endIndex
         let pathAndQuery: String
-        if path.isEmpty {
+        if authorityEnd == pathEnd {
             pathAndQuery = "/"
-        } else if path.first == "?" {
-            pathAndQuery = "/" + path
+        } else if bytes[authorityEnd] == UInt8(ascii: "?") {
+            pathAndQuery = "/" + uri[authorityEnd..<pathEnd]
         } else {
-            pathAndQuery = String(path)
+            pathAndQuery = String(uri[authorityEnd..<pathEnd])
         }
-        let hostForHeader = host.contains(":") ? "[\(host)]" : host
         return RequestTarget(
             scheme: scheme,
-            host: host,
-            port: port,
+            host: parsed.host,
+            port: parsed.port,
             pathAndQuery: pathAndQuery,
-            authority: hadPort ? "\(hostForHeader):\(port)" : hostForHeader
+            authority: parsed.authority
         )
     }
 
     /// Parses a CONNECT request target: `host:port` or `[v6]:port`; the port is required.
     public static func parseConnectAuthority(_ text: String) throws(ProxyError) -> RequestTarget {
-        let (host, port, hadPort) = try parseHostPort(Substring(text), defaultPort: 443)
-        guard hadPort else {
+        let parsed = try parseHostPort(Substring(text), defaultPort: 443)
+        guard parsed.hadPort else {
             throw .malformed("CONNECT target '\(text.prefix(200))' must be host:port")
         }
-        let hostForHeader = host.contains(":") ? "[\(host)]" : host
-        return RequestTarget(scheme: .https, host: host, port: port, pathAndQuery: "", authority: "\(hostForHeader):\(port)")
+        return RequestTarget(scheme: .https, host: parsed.host, port: parsed.port, pathAndQuery: "", authority: parsed.authority)
     }
 
-    static func parseHostPort(_ text: Substring, defaultPort: Int) throws(ProxyError) -> (String, Int, Bool) {
-        guard !text.isEmpty else { throw .malformed("the request URI has an empty host") }
-        var host: Substring
-        var portText: Substring?
-        if text.first == "[" {
-            guard let close = text.firstIndex(of: "]") else {
+    /// `authority` is the Host header value: the lowercased host (bracketed when IPv6), plus
+    /// ":port" when the text named a port.
+    static func parseHostPort(_ text: Substring, defaultPort: Int) throws(ProxyError) -> (host: String, port: Int, hadPort: Bool, authority: String) {
+        let bytes = text.utf8
+        guard !bytes.isEmpty else { throw .malformed("the request URI has an empty host") }
+        let colon = UInt8(ascii: ":")
+        let hostRange: Range<String.Index>
+        var portStart: String.Index?
+        if bytes.first == UInt8(ascii: "[") {
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else {
                 throw .malformed("unterminated IPv6 literal in '\(text.prefix(200))'")
             }
-            host = text[text.index(after: text.startIndex)..<close]
-            let after = text[text.index(after: close)...]
-            if !after.isEmpty {
-                guard after.first == ":" else { throw .malformed("unexpected characters after IPv6 literal in '\(text.prefix(200))'") }
-                portText = after.dropFirst()
+            hostRange = bytes.index(after: bytes.startIndex)..<close
+            let after = bytes.index(after: close)
+            if after < bytes.endIndex {
+                guard bytes[after] == colon else { throw .malformed("unexpected characters after IPv6 literal in '\(text.prefix(200))'") }
+                portStart = bytes.index(after: after)
             }
-            guard !host.isEmpty, host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else {
-                throw .malformed("invalid IPv6 literal '[\(host.prefix(100))]'")
+            guard !hostRange.isEmpty, bytes[hostRange].allSatisfy(Self.isIPv6LiteralByte) else {
+                throw .malformed("invalid IPv6 literal '[\(text[hostRange].prefix(100))]'")
             }
         } else {
-            if let colon = text.lastIndex(of: ":") {
-                host = text[..<colon]
-                portText = text[text.index(after: colon)...]
+            if let lastColon = bytes.lastIndex(of: colon) {
+                hostRange = bytes.startIndex..<lastColon
+                portStart = bytes.index(after: lastColon)
             } else {
-                host = text
+                hostRange = bytes.startIndex..<bytes.endIndex
             }
-            guard !host.isEmpty else { throw .malformed("the request URI has an empty host") }
-            guard host.utf8.count <= 253, host.utf8.allSatisfy(Self.isRegNameByte) else {
-                throw .malformed("invalid host '\(host.prefix(100))'")
+            guard !hostRange.isEmpty else { throw .malformed("the request URI has an empty host") }
+            guard bytes[hostRange].count <= 253, bytes[hostRange].allSatisfy(Self.isRegNameByte) else {
+                throw .malformed("invalid host '\(text[hostRange].prefix(100))'")
             }
         }
         var port = defaultPort
-        var hadPort = false
-        if let portText {
-            guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy(\.isASCIIDigit),
-                  let value = Int(portText), (1...65535).contains(value)
-            else {
-                throw .malformed("invalid port '\(portText.prefix(20))'")
+        var portIsCanonical = true
+        if let portStart {
+            let portBytes = bytes[portStart...]
+            var value = 0
+            for byte in portBytes.prefix(6) {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { value = -1; break }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            guard !portBytes.isEmpty, portBytes.count <= 5, (1...65535).contains(value) else {
+                throw .malformed("invalid port '\(text[portStart...].prefix(20))'")
             }
             port = value
-            hadPort = true
+            portIsCanonical = portBytes.first != UInt8(ascii: "0")
         }
-        return (host.lowercased(), port, hadPort)
+        let hasUpper = bytes.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+        let host = hasUpper ? text[hostRange].lowercased() : String(text[hostRange])
+        let authority: String
+        if !hasUpper && portIsCanonical {
+            // Already "host", "host:port", "[v6]" or "[v6]:port" as we would write it.
+            authority = String(text)
+        } else {
+            let hostForHeader = bytes.first == UInt8(ascii: "[") ? "[\(host)]" : host
+            authority = portStart == nil ? hostForHeader : "\(hostForHeader):\(port)"
+        }
+        return (host, port, portStart != nil, authority)
+    }
+
+    private static func isIPv6LiteralByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: ":"), UInt8(ascii: "."):
+            return true
+        default:
+            return false
+        }
     }
 
     private static func isRegNameByte(_ byte: UInt8) -> Bool {
@@ -125,6 +158,20 @@ public struct RequestTarget: Sendable, Hashable {
     }
 }
 
-extension Character {
-    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+extension RequestTarget.Scheme {
+    /// `http` or `https` in any letter case.
+    init?(caseInsensitive bytes: Substring.UTF8View) {
+        var lowered: UInt64 = 0
+        var count = 0
+        for byte in bytes {
+            count += 1
+            guard count <= 5 else { return nil }
+            lowered = lowered << 8 | UInt64(byte | 0x20)
+        }
+        switch (count, lowered) {
+        case (4, 0x6874_7470): self = .http  // "http"
+        case (5, 0x68_7474_7073): self = .https  // "https"
+        default: return nil
+        }
+    }
 }

@@ -9,6 +9,8 @@ final class ProxyEnvironment: Sendable {
     let connector: UpstreamConnector
     let accessLog: AccessLogWriter
     let logger: Logger
+    /// The `Via` value added to forwarded messages (from `--via`).
+    let via: ViaHeader
     private let pools: [ObjectIdentifier: UpstreamPool]
     private let drainingBox = NIOLockedValueBox(false)
 
@@ -23,6 +25,7 @@ final class ProxyEnvironment: Sendable {
         self.connector = connector
         self.accessLog = accessLog
         self.logger = logger
+        self.via = ViaHeader(pseudonym: configuration.viaPseudonym)
         var pools: [ObjectIdentifier: UpstreamPool] = [:]
         for loop in eventLoops {
             pools[ObjectIdentifier(loop)] = UpstreamPool(

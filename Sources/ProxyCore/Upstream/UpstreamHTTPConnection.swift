@@ -27,9 +27,10 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     let key: PoolKey
     private(set) var context: ChannelHandlerContext?
     weak var delegate: (any UpstreamHTTPDelegate)?
-    /// Called when the connection closes while idle in the pool.
-    var onIdleClose: ((UpstreamHTTPConnection) -> Void)?
-    var idleTimer: Scheduled<Void>?
+    /// The pool holding this connection while it is idle.
+    weak var pool: UpstreamPool?
+    /// When the connection last went idle in the pool.
+    var idleSince = NIODeadline.uptimeNanoseconds(0)
 
     private(set) var isClosed = false
     private(set) var closeError: (any Error)?
@@ -123,15 +124,12 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
 
     func channelInactive(context: ChannelHandlerContext) {
         isClosed = true
-        idleTimer?.cancel()
-        idleTimer = nil
         if let delegate {
             self.delegate = nil
             delegate.upstreamClosed(self, error: closeError)
         } else {
-            onIdleClose?(self)
+            pool?.remove(self)
         }
-        onIdleClose = nil
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

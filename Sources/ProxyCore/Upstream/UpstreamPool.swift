@@ -2,11 +2,25 @@ import NIOCore
 
 /// Idle keep-alive upstream connections of one event loop, by origin. Only touched on its loop, so
 /// no lock: a client and the upstream it uses always share a loop.
+///
+/// A busy keep-alive client returns its connection after every response and takes it back with the
+/// next request, so `take` and `put` allocate nothing and schedule nothing: each origin keeps one
+/// list for the pool's life, a connection remembers when it went idle, and one sweep task per pool
+/// closes connections idle for `idleTimeout` (it wakes at the earliest such moment, not periodically).
 final class UpstreamPool: @unchecked Sendable {
     let eventLoop: any EventLoop
     let maxIdlePerOrigin: Int
     let idleTimeout: TimeAmount
-    private var idle: [PoolKey: [UpstreamHTTPConnection]] = [:]
+
+    private final class Slot {
+        /// Oldest first: `take` pops the most recently used (LIFO keeps hot connections hot and lets
+        /// the rest time out), the sweep expires from the front.
+        var connections: [UpstreamHTTPConnection] = []
+    }
+
+    private var idle: [PoolKey: Slot] = [:]
+    private var sweep: Scheduled<Void>?
+    private var sweepDeadline: NIODeadline?
 
     init(eventLoop: any EventLoop, maxIdlePerOrigin: Int, idleTimeout: TimeAmount) {
         self.eventLoop = eventLoop
@@ -14,15 +28,12 @@ final class UpstreamPool: @unchecked Sendable {
         self.idleTimeout = idleTimeout
     }
 
-    /// The most recently used live idle connection to `key`, if any (LIFO keeps hot connections hot
-    /// and lets the rest time out).
+    /// The most recently used live idle connection to `key`, if any.
     func take(_ key: PoolKey) -> UpstreamHTTPConnection? {
         eventLoop.preconditionInEventLoop()
-        while var list = idle[key], let connection = list.popLast() {
-            idle[key] = list.isEmpty ? nil : list
-            connection.idleTimer?.cancel()
-            connection.idleTimer = nil
-            connection.onIdleClose = nil
+        guard let slot = idle[key] else { return nil }
+        while let connection = slot.connections.popLast() {
+            connection.pool = nil
             if connection.isUsable { return connection }
         }
         return nil
@@ -33,32 +44,80 @@ final class UpstreamPool: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         connection.delegate = nil
         connection.setReadAllowed(true)
-        guard connection.isUsable, maxIdlePerOrigin > 0, (idle[connection.key]?.count ?? 0) < maxIdlePerOrigin else {
+        guard connection.isUsable, maxIdlePerOrigin > 0 else {
             connection.close()
             return
         }
-        idle[connection.key, default: []].append(connection)
-        connection.onIdleClose = { [unowned self] closed in self.remove(closed) }
-        connection.idleTimer = eventLoop.assumeIsolated().scheduleTask(in: idleTimeout) {
+        let slot: Slot
+        if let existing = idle[connection.key] {
+            slot = existing
+        } else {
+            slot = Slot()
+            idle[connection.key] = slot
+        }
+        guard slot.connections.count < maxIdlePerOrigin else {
             connection.close()
+            return
+        }
+        let now = eventLoop.now
+        connection.idleSince = now
+        connection.pool = self
+        slot.connections.append(connection)
+        if sweepDeadline == nil { scheduleSweep(at: now + idleTimeout) }
+    }
+
+    /// An idle connection closed (the origin dropped it, or the sweep closed it).
+    func remove(_ connection: UpstreamHTTPConnection) {
+        connection.pool = nil
+        guard let slot = idle[connection.key], let index = slot.connections.firstIndex(where: { $0 === connection }) else { return }
+        slot.connections.remove(at: index)
+    }
+
+    private func scheduleSweep(at deadline: NIODeadline) {
+        sweepDeadline = deadline
+        sweep = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            self?.sweepExpired()
         }
     }
 
-    private func remove(_ connection: UpstreamHTTPConnection) {
-        guard var list = idle[connection.key], let index = list.firstIndex(where: { $0 === connection }) else { return }
-        list.remove(at: index)
-        idle[connection.key] = list.isEmpty ? nil : list
+    /// Closes every connection idle for `idleTimeout`, forgets origins with nothing idle, and wakes
+    /// again when the next connection would expire.
+    private func sweepExpired() {
+        sweep = nil
+        sweepDeadline = nil
+        let now = eventLoop.now
+        var expired: [UpstreamHTTPConnection] = []
+        var next: NIODeadline?
+        for (key, slot) in idle {
+            while let oldest = slot.connections.first, oldest.idleSince + idleTimeout <= now {
+                slot.connections.removeFirst()
+                expired.append(oldest)
+            }
+            if let oldest = slot.connections.first {
+                next = min(next ?? .distantFuture, oldest.idleSince + idleTimeout)
+            } else {
+                idle[key] = nil
+            }
+        }
+        for connection in expired {
+            connection.pool = nil
+            connection.close()
+        }
+        if let next { scheduleSweep(at: next) }
     }
 
     func closeAll() {
         eventLoop.preconditionInEventLoop()
-        let all = idle.values.flatMap { $0 }
+        let all = idle.values.flatMap(\.connections)
         idle.removeAll()
+        sweep?.cancel()
+        sweep = nil
+        sweepDeadline = nil
         for connection in all {
-            connection.onIdleClose = nil
+            connection.pool = nil
             connection.close()
         }
     }
 
-    var idleCount: Int { idle.values.reduce(0) { $0 + $1.count } }
+    var idleCount: Int { idle.values.reduce(0) { $0 + $1.connections.count } }
 }

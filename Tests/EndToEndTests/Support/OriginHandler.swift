@@ -14,6 +14,8 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         case bytes(count: Int, chunked: Bool)
         case digest
         case slow
+        /// Head announcing 2N bytes, N of them, then silence.
+        case stall(count: Int)
         case closeDelimited(count: Int)
         case upgrade
         case notFound
@@ -132,6 +134,9 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
             let chunked = query(of: head.uri).split(separator: "&").contains("chunked=1")
             return .bytes(count: n, chunked: chunked)
         }
+        if method == .GET, path.hasPrefix("/stall/"), let n = Int(path.dropFirst("/stall/".count)), n > 0 {
+            return .stall(count: n)
+        }
         if method == .GET, path.hasPrefix("/close-delimited/"),
            let n = Int(path.dropFirst("/close-delimited/".count)), n >= 0 {
             return .closeDelimited(count: n)
@@ -165,6 +170,13 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
             sendSimple(context: context, head: head, status: .ok, headers: headers, body: json)
         case .slow:
             break  // never answers
+        case .stall(let count):
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Length", value: String(2 * count))
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
+            var buffer = context.channel.allocator.buffer(capacity: count)
+            buffer.writeRepeatingByte(UInt8(ascii: "s"), count: count)
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         case .bytes(let count, let chunked):
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "application/octet-stream")

@@ -9,11 +9,13 @@ usage() {
   cat <<'EOF'
 usage: bench/run.sh [options]
 
-  --scenarios LIST        comma-separated: keepalive,light,tunnel,idle (default: all four)
+  --scenarios LIST        comma-separated: keepalive,light,tunnel,idle,resolver (default: all five)
                             keepalive  wrk -t2 -c64 absolute-form GET of 1 KiB and 64 KiB
                             light      wrk -t1 -c1 GET of 1 KiB (latency one app pays)
                             tunnel     curl -p -x: 1 GiB through a CONNECT tunnel
                             idle       RSS growth with N idle CONNECT tunnels
+                            resolver   cached resolve ns/lookup and cold resolve through a
+                                       fake HTTPDNS service (Benchmarks/ResolverBench)
                           optional (not in the default set):
                             ceiling    1 GiB through minimal relays (bench/relay.py: 64 KiB
                                        and 1 MiB read/write, splice) next to direct and
@@ -34,14 +36,14 @@ usage: bench/run.sh [options]
   --max-seconds N         hard limit for the whole run (default 1800)
   -h, --help              this text
 
-The default full run takes about 6-7 minutes (plus the first release build).
+The default full run takes about 7-8 minutes (plus the first release build).
 EOF
 }
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO_ROOT=$(pwd)
 
-SCENARIOS=keepalive,light,tunnel,idle
+SCENARIOS=keepalive,light,tunnel,idle,resolver
 TARGETS=direct,tinyproxy,squid,httpdns-proxy
 DURATION=10
 ROUNDS=2
@@ -158,6 +160,21 @@ if [ -z "$PROXY_BIN" ]; then
 fi
 [ -x "$PROXY_BIN" ] || die "no proxy binary at $PROXY_BIN (build it or drop --no-build)"
 
+# the resolver micro-benchmark: same sources and build directory as the proxy (or the working
+# tree when --proxy-bin names a binary)
+RESOLVER_BENCH=
+if [[ ",$SCENARIOS," == *,resolver,* ]]; then
+  command -v swift >/dev/null 2>&1 || die "swift not found (needed for the resolver scenario)"
+  RB_ARGS=(-c release --product resolver-bench --scratch-path .build-bench)
+  if [ -n "$REV" ]; then RB_ARGS+=(--package-path .build-bench/src); fi
+  if [ "$BUILD" = 1 ]; then
+    echo "bench/run.sh: building resolver-bench (release, .build-bench)" >&2
+    swift build "${RB_ARGS[@]}" >&2 || die "resolver-bench build failed"
+  fi
+  RESOLVER_BENCH="$(swift build "${RB_ARGS[@]}" --show-bin-path)/resolver-bench"
+  [ -x "$RESOLVER_BENCH" ] || die "no resolver-bench at $RESOLVER_BENCH (drop --no-build)"
+fi
+
 # ---------------------------------------------------------------- run, and always clean up
 WORKDIR=$(mktemp -d -t httpdns-bench.XXXXXX)
 HARNESS_PID=
@@ -192,6 +209,6 @@ timeout -s TERM -k 30 "$MAX_SECONDS" python3 bench/harness.py \
   --workdir "$WORKDIR" --out "$OUT" --proxy-bin "$PROXY_BIN" \
   --scenarios "$SCENARIOS" --targets "$TARGETS" --duration "$DURATION" --rounds "$ROUNDS" \
   --tunnels "$TUNNELS" --tinyproxy-tunnels "$TINY_TUNNELS" --tunnel-runs "$TUNNEL_RUNS" \
-  --nofile "$HARD" --command "$COMMAND" $PROFILE &
+  --nofile "$HARD" --command "$COMMAND" --resolver-bench "$RESOLVER_BENCH" $PROFILE &
 HARNESS_PID=$!
 wait "$HARNESS_PID"

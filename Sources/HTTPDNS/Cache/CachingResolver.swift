@@ -122,15 +122,15 @@ public final class CachingResolver<C: Clock>: Service, Sendable where C.Duration
         }
         switch lookup {
         case .fresh(let answer, let remaining):
-            stats.recordCacheHit(key)
+            stats.recordHit(cacheKey: key, .fresh)
             if hits == configuration.hotThreshold { prefetchWake.signal() }
             return .fresh(answer, remaining: remaining)
         case .stale(let answer, let age):
-            stats.recordStaleHit(key)
+            stats.recordHit(cacheKey: key, .stale)
             if hits == configuration.hotThreshold { prefetchWake.signal() }
             return .stale(answer, age: age)
         case .negative(let failure):
-            stats.recordNegativeHit(key)
+            stats.recordHit(cacheKey: key, .negative)
             return .negative(failure)
         case .miss:
             return nil

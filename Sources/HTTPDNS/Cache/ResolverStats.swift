@@ -30,8 +30,8 @@ public final class ResolverStats: Sendable {
         /// Applies `update` to the domain's counters (or the overflow bucket) and to the totals.
         mutating func update(_ name: String, maxDomains: Int, _ update: (inout Counters) -> Void) {
             update(&total)
-            if domains[name] != nil {
-                update(&domains[name]!)
+            if let index = domains.index(forKey: name) {
+                update(&domains.values[index])  // one hash lookup, updated in place
             } else if domains.count < maxDomains {
                 var counters = Counters(name: name)
                 update(&counters)
@@ -60,6 +60,21 @@ public final class ResolverStats: Sendable {
 
     public func recordNegativeHit(_ name: String) {
         record(name) { $0.stats.negativeHits += 1 }
+    }
+
+    /// A hit of the cache, whose keys are already normalised (the resolver's hot path).
+    enum HitKind { case fresh, stale, negative }
+
+    func recordHit(cacheKey key: String, _ kind: HitKind) {
+        state.withLockedValue { state in
+            state.update(key, maxDomains: maxDomains) { counters in
+                switch kind {
+                case .fresh: counters.stats.cacheHits += 1
+                case .stale: counters.stats.staleHits += 1
+                case .negative: counters.stats.negativeHits += 1
+                }
+            }
+        }
     }
 
     /// One HTTPDNS query and its outcome.

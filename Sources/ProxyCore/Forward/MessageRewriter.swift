@@ -343,11 +343,25 @@ public enum MessageRewriter {
 enum ASCII {
     /// `text` equals `lowercase` (which must be lower case) ignoring ASCII letter case.
     static func equalsLowercase(_ text: String, _ lowercase: String) -> Bool {
-        let a = text.utf8
-        let b = lowercase.utf8
-        guard a.count == b.count else { return false }
-        for (x, y) in zip(a, b) where x != y {
-            guard x >= UInt8(ascii: "A"), x <= UInt8(ascii: "Z"), x | 0x20 == y else { return false }
+        guard text.utf8.count == lowercase.utf8.count else { return false }
+        let fast = text.utf8.withContiguousStorageIfAvailable { a in
+            lowercase.utf8.withContiguousStorageIfAvailable { b in equalsLowercase(a, b) }
+        }
+        if let fast, let result = fast { return result }
+        return equalsLowercase(Array(text.utf8), Array(lowercase.utf8))
+    }
+
+    private static func equalsLowercase(_ a: some RandomAccessCollection<UInt8>, _ b: some RandomAccessCollection<UInt8>) -> Bool {
+        var i = a.startIndex
+        var j = b.startIndex
+        while i != a.endIndex {
+            let x = a[i]
+            let y = b[j]
+            if x != y {
+                guard x >= UInt8(ascii: "A"), x <= UInt8(ascii: "Z"), x | 0x20 == y else { return false }
+            }
+            a.formIndex(after: &i)
+            b.formIndex(after: &j)
         }
         return true
     }

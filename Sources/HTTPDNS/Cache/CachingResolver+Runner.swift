@@ -121,6 +121,7 @@ extension CachingResolver {
 
     /// Stores the outcome of `key`'s query and answers everyone waiting for it.
     private func complete(_ key: String, _ result: Result<ResolvedAnswer, ResolveFailure>, rtt: Duration) {
+        defer { reportHitsOfRemovedEntriesIfMany() }
         let now = clock.now
         let (waiters, outcome, wakePrefetch) = state.withLockedValue { state -> ([Waiter], Outcome, Bool) in
             let waiters = state.inflight.removeValue(forKey: key) ?? []

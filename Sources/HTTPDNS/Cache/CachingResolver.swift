@@ -102,6 +102,23 @@ public final class CachingResolver<C: Clock>: Service, Sendable where C.Duration
         self.keepalive = Set(configuration.keepaliveDomains.map(\.cacheKey))
         self.state = NIOLockedValueBox(State(cache: DNSCache(configuration: configuration.cache)))
         (self.jobs, self.jobSink) = AsyncStream.makeStream(of: [String].self)
+        let state = self.state
+        stats.addPendingHitsSource { [weak stats] in
+            let hits = state.withLockedValue { $0.cache.takeUnreportedHits() }
+            stats?.recordHits(hits)
+        }
+    }
+
+    /// Hands the hit counts of removed entries to `stats` once enough have piled up, so that a cache
+    /// churning through names without anyone reading the statistics stays bounded.
+    func reportHitsOfRemovedEntriesIfMany() {
+        let hits = state.withLockedValue { state -> [(name: String, hits: HitCounts)] in
+            guard state.cache.unreportedOfRemoved.count >= 256 else { return [] }
+            let removed = state.cache.unreportedOfRemoved.map { (name: $0.key, hits: $0.value) }
+            state.cache.unreportedOfRemoved.removeAll()
+            return removed
+        }
+        stats.recordHits(hits)
     }
 
     /// The cached answer for `name`, if any, without suspending: the proxy's hot path. A stale hit
@@ -121,16 +138,14 @@ public final class CachingResolver<C: Clock>: Service, Sendable where C.Duration
             jobSink.yield([key])
         }
         switch lookup {
+        // The hit was counted in the entry; `stats` collects it when read (`reportHits`).
         case .fresh(let answer, let remaining):
-            stats.recordHit(cacheKey: key, .fresh)
             if hits == configuration.hotThreshold { prefetchWake.signal() }
             return .fresh(answer, remaining: remaining)
         case .stale(let answer, let age):
-            stats.recordHit(cacheKey: key, .stale)
             if hits == configuration.hotThreshold { prefetchWake.signal() }
             return .stale(answer, age: age)
         case .negative(let failure):
-            stats.recordHit(cacheKey: key, .negative)
             return .negative(failure)
         case .miss:
             return nil
@@ -224,6 +239,7 @@ public final class CachingResolver<C: Clock>: Service, Sendable where C.Duration
         for start in stride(from: 0, to: requery.count, by: configuration.batchSize) {
             jobSink.yield(Array(requery[start..<min(start + configuration.batchSize, requery.count)]))
         }
+        reportHitsOfRemovedEntriesIfMany()
         logger.info("purged DNS cache", metadata: ["httpdns.host": "\(key ?? "*")"])
     }
 

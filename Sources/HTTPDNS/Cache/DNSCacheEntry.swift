@@ -20,6 +20,29 @@ struct DNSCacheEntry: Sendable {
     var refreshing: Bool
     /// After a failed refresh, no new refresh before this offset.
     var retryAt: Duration?
+    /// Hits not yet added to the per-domain statistics (see `DNSCache.takeUnreportedHits`).
+    var unreported = HitCounts()
+}
+
+/// Cache hits of one name, by kind.
+public struct HitCounts: Sendable, Equatable {
+    public var fresh = 0
+    public var stale = 0
+    public var negative = 0
+
+    public init(fresh: Int = 0, stale: Int = 0, negative: Int = 0) {
+        self.fresh = fresh
+        self.stale = stale
+        self.negative = negative
+    }
+
+    var isZero: Bool { fresh == 0 && stale == 0 && negative == 0 }
+
+    mutating func add(_ other: HitCounts) {
+        fresh += other.fresh
+        stale += other.stale
+        negative += other.negative
+    }
 }
 
 /// LRU list links, kept apart from the entries so that reordering touches a small, dense array.

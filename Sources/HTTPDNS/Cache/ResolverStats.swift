@@ -62,19 +62,30 @@ public final class ResolverStats: Sendable {
         record(name) { $0.stats.negativeHits += 1 }
     }
 
-    /// A hit of the cache, whose keys are already normalised (the resolver's hot path).
-    enum HitKind { case fresh, stale, negative }
-
-    func recordHit(cacheKey key: String, _ kind: HitKind) {
+    /// Cache hits counted by the cache itself, added in one batch (keys are cache keys).
+    func recordHits(_ batch: [(name: String, hits: HitCounts)]) {
+        guard !batch.isEmpty else { return }
         state.withLockedValue { state in
-            state.update(key, maxDomains: maxDomains) { counters in
-                switch kind {
-                case .fresh: counters.stats.cacheHits += 1
-                case .stale: counters.stats.staleHits += 1
-                case .negative: counters.stats.negativeHits += 1
+            for (name, hits) in batch {
+                state.update(name, maxDomains: maxDomains) { counters in
+                    counters.stats.cacheHits += hits.fresh
+                    counters.stats.staleHits += hits.stale
+                    counters.stats.negativeHits += hits.negative
                 }
             }
         }
+    }
+
+    /// Called before every read: moves hits that a cache counted but has not reported yet into
+    /// these counters, so reads are exact although hits are reported in batches.
+    private let pendingHits = NIOLockedValueBox<[@Sendable () -> Void]>([])
+
+    func addPendingHitsSource(_ flush: @escaping @Sendable () -> Void) {
+        pendingHits.withLockedValue { $0.append(flush) }
+    }
+
+    private func flushPendingHits() {
+        for flush in pendingHits.withLockedValue({ $0 }) { flush() }
     }
 
     /// One HTTPDNS query and its outcome.
@@ -101,7 +112,8 @@ public final class ResolverStats: Sendable {
 
     /// Per-domain counters, sorted by name, with the overflow bucket last when it was used.
     public func snapshot() -> [DomainStats] {
-        state.withLockedValue { state in
+        flushPendingHits()
+        return state.withLockedValue { state in
             var result = state.domains.values.map(\.snapshot).sorted { $0.name < $1.name }
             if state.other.stats != DomainStats(name: Self.otherBucket) {
                 result.append(state.other.snapshot)
@@ -112,10 +124,12 @@ public final class ResolverStats: Sendable {
 
     /// Every domain's counters added up (`maxResolveMs` is the overall maximum).
     public func totals() -> DomainStats {
-        state.withLockedValue { $0.total.snapshot }
+        flushPendingHits()
+        return state.withLockedValue { $0.total.snapshot }
     }
 
     public func reset() {
+        flushPendingHits()
         state.withLockedValue { $0 = State() }
     }
 

@@ -40,6 +40,24 @@ import Testing
         #expect(harness.upstream.calls == ["a.example"])
     }
 
+    /// Statistics read after hits, a purge and a new query count every hit exactly once.
+    @Test func hitStatisticsAreExactAcrossPurges() async throws {
+        let harness = ResolverHarness()
+        harness.upstream.set("a.example", ipv4: "192.0.2.7", ttl: .seconds(30))
+        try await harness.running {
+            _ = try await harness.resolver.resolve("a.example")
+            for _ in 0..<3 { #expect(harness.resolver.cached("a.example") != nil) }
+            #expect(harness.stats.totals().cacheHits == 3)
+            harness.resolver.purge("a.example")
+            _ = try await harness.resolver.resolve("a.example")
+            #expect(harness.resolver.cached("a.example") != nil)
+        }
+        let domain = harness.stats.snapshot().first { $0.name == "a.example" }
+        #expect(domain?.cacheHits == 4)
+        #expect(domain?.queries == 2)
+        #expect(harness.stats.totals().cacheHits == 4)
+    }
+
     @Test func aFailedQueryIsNotCached() async throws {
         let harness = ResolverHarness()
         harness.upstream.fail("down.example", .timeout)

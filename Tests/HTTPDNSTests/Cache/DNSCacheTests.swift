@@ -10,6 +10,32 @@ import Testing
 
     let a = answer("192.0.2.1", ttl: .seconds(60))
 
+    /// Hits are counted in the entry and handed over in batches; none is lost when the entry is
+    /// replaced, evicted or removed, and none is reported twice.
+    @Test func unreportedHitsSurviveReplacementEvictionAndRemoval() {
+        var cache = Cache(configuration: .init(capacity: 2))
+        func taken() -> [String: HitCounts] {
+            Dictionary(uniqueKeysWithValues: cache.takeUnreportedHits().map { ($0.name, $0.hits) })
+        }
+        cache.store("a.example", answer: a, now: t(0))
+        cache.store("b.example", answer: a, now: t(0))
+        _ = cache.lookup("b.example", now: t(1))
+        _ = cache.lookup("a.example", now: t(1))
+        _ = cache.lookup("A.Example.", now: t(61))  // stale
+        cache.store("a.example", answer: a, now: t(62))  // replaced: keeps its counts
+        _ = cache.lookup("a.example", now: t(63))
+        cache.store("c.example", answer: a, now: t(64))  // evicts b (least recently used)
+        #expect(taken() == ["a.example": HitCounts(fresh: 2, stale: 1), "b.example": HitCounts(fresh: 1)])
+        #expect(taken().isEmpty)
+        _ = cache.lookup("c.example", now: t(65))
+        cache.remove("c.example")
+        cache.storeNegative("nx.example", failure: ResolveFailure(kind: .nxdomain, message: "x", negativeTTL: .seconds(10)), now: t(65))
+        _ = cache.lookup("nx.example", now: t(66))
+        _ = cache.lookup("a.example", now: t(66))
+        cache.removeAll()
+        #expect(taken() == ["c.example": HitCounts(fresh: 1), "nx.example": HitCounts(negative: 1), "a.example": HitCounts(fresh: 1)])
+    }
+
     @Test func ttlIsClampedToMinAndMax() {
         var cache = Cache(configuration: .init(minTTL: .seconds(10), maxTTL: .seconds(100)))
         cache.store("short.example", answer: answer("192.0.2.1", ttl: .seconds(2)), now: t(0))

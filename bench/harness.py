@@ -1001,7 +1001,7 @@ def main():
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--targets", default=",".join(TARGETS))
     ap.add_argument("--duration", type=int, default=10)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tunnels", type=int, default=9000)
     ap.add_argument("--tinyproxy-tunnels", type=int, default=9000)
     ap.add_argument("--tunnel-runs", type=int, default=5)

@@ -22,7 +22,8 @@ usage: bench/run.sh [options]
                                        httpdns-proxy: what the tunnel path could reach
   --targets LIST          comma-separated: direct,tinyproxy,squid,httpdns-proxy (default: all)
   --duration SECONDS      length of each wrk run (default 10)
-  --rounds N              wrk rounds over all targets; medians are reported (default 2)
+  --rounds N              wrk rounds over all targets; medians are reported (default 3:
+                          the median of 3 sets one disturbed run aside)
   --tunnels N             idle tunnels for squid and httpdns-proxy (default 9000)
   --tinyproxy-tunnels N   idle tunnels for tinyproxy (default 9000)
   --tunnel-runs N         1 GiB downloads per target, the median is reported (default 5)
@@ -36,7 +37,7 @@ usage: bench/run.sh [options]
   --max-seconds N         hard limit for the whole run (default 1800)
   -h, --help              this text
 
-The default full run takes about 7-8 minutes (plus the first release build).
+The default full run takes about 9-10 minutes (plus the first release build).
 EOF
 }
 
@@ -46,7 +47,7 @@ REPO_ROOT=$(pwd)
 SCENARIOS=keepalive,light,tunnel,idle,resolver
 TARGETS=direct,tinyproxy,squid,httpdns-proxy
 DURATION=10
-ROUNDS=2
+ROUNDS=3
 TUNNELS=9000
 TINY_TUNNELS=9000
 TUNNEL_RUNS=5

@@ -10,7 +10,8 @@ import ProxyCore
 // Resolver figures for docs/benchmarks.md. Loopback only: the cold-path numbers query an
 // in-process fake HTTPDNS service over real HTTP through libcurl.
 //
-//   swift run -c release --scratch-path .build-release resolver-bench [seconds-for-cold-run]
+//   swift run -c release --scratch-path .build-bench resolver-bench [seconds-for-cold-run]
+//   (bench/run.sh runs it as its `resolver` scenario)
 
 let entries = 10_000
 let coldSeconds = Double(CommandLine.arguments.dropFirst().first ?? "") ?? 3

@@ -24,7 +24,7 @@ import Testing
             ("X-Keep", "yes"),
             ("Accept", "*/*"),
         ])
-        let out = try MessageRewriter.rewriteRequest(head, target: target, viaPseudonym: "hp")
+        let out = try MessageRewriter.rewriteRequest(head, target: target, via: ViaHeader(pseudonym: "hp"))
         let h = out.head.headers
         for gone in ["connection", "x-hop", "keep-alive", "proxy-connection", "proxy-authorization", "trailer", "upgrade"] {
             #expect(!h.contains(name: gone), "\(gone) should be stripped")
@@ -42,14 +42,14 @@ import Testing
 
     @Test func connectionCannotStripFraming() throws {
         let head = request([("Connection", "content-length, host"), ("Content-Length", "3")], method: .POST)
-        let out = try MessageRewriter.rewriteRequest(head, target: target, viaPseudonym: "hp")
+        let out = try MessageRewriter.rewriteRequest(head, target: target, via: ViaHeader(pseudonym: "hp"))
         #expect(out.head.headers["Content-Length"] == ["3"])
         #expect(out.framing == .contentLength)
     }
 
     @Test func chunkedRequestIsReframedChunked() throws {
         let out = try MessageRewriter.rewriteRequest(
-            request([("Transfer-Encoding", "chunked")], method: .POST), target: target, viaPseudonym: "hp"
+            request([("Transfer-Encoding", "chunked")], method: .POST), target: target, via: ViaHeader(pseudonym: "hp")
         )
         #expect(out.framing == .chunked)
         #expect(out.head.headers["Transfer-Encoding"] == ["chunked"])
@@ -57,10 +57,10 @@ import Testing
 
     @Test func invalidFramingIsRejected() {
         #expect(throws: ProxyError.self) {
-            try MessageRewriter.rewriteRequest(request([("Transfer-Encoding", "gzip")], method: .POST), target: target, viaPseudonym: "hp")
+            try MessageRewriter.rewriteRequest(request([("Transfer-Encoding", "gzip")], method: .POST), target: target, via: ViaHeader(pseudonym: "hp"))
         }
         #expect(throws: ProxyError.self) {
-            try MessageRewriter.rewriteRequest(request([("Content-Length", "-1")], method: .POST), target: target, viaPseudonym: "hp")
+            try MessageRewriter.rewriteRequest(request([("Content-Length", "-1")], method: .POST), target: target, via: ViaHeader(pseudonym: "hp"))
         }
     }
 
@@ -68,7 +68,7 @@ import Testing
         let out = try MessageRewriter.rewriteRequest(
             request([("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Sec-WebSocket-Key", "k")]),
             target: target,
-            viaPseudonym: "hp"
+            via: ViaHeader(pseudonym: "hp")
         )
         #expect(out.isUpgrade)
         #expect(out.head.headers["Upgrade"] == ["websocket"])
@@ -85,7 +85,7 @@ import Testing
                 ("te", "gzip, TRAILERS"), ("PROXY-AUTHORIZATION", "secret"), ("X-Keep", "1"),
             ]),
             target: target,
-            viaPseudonym: "hp"
+            via: ViaHeader(pseudonym: "hp")
         )
         let h = out.head.headers
         for gone in ["connection", "x-hop", "keep-alive", "proxy-authorization"] {
@@ -101,7 +101,7 @@ import Testing
         let out = try MessageRewriter.rewriteRequest(
             request([("User-Agent", "u"), ("Host", "wrong.example"), ("Accept", "*/*"), ("Content-Length", "0")], version: .http1_0),
             target: target,
-            viaPseudonym: "hp"
+            via: ViaHeader(pseudonym: "hp")
         )
         let names = out.head.headers.map(\.name)
         #expect(names == ["User-Agent", "Accept", "Content-Length", "Host", "Via"])
@@ -124,7 +124,7 @@ import Testing
     @Test func closeDelimitedBecomesChunkedFor11Clients() {
         let out = MessageRewriter.rewriteResponse(
             response(.ok, [("Connection", "close")], version: .http1_0),
-            requestMethod: .GET, clientVersion: .http1_1, clientKeepAlive: true, isUpgradeResponse: false, viaPseudonym: "hp"
+            requestMethod: .GET, clientVersion: .http1_1, clientKeepAlive: true, isUpgradeResponse: false, via: ViaHeader(pseudonym: "hp")
         )
         #expect(out.upstreamFraming == .closeDelimited)
         #expect(out.clientFraming == .chunked)
@@ -137,7 +137,7 @@ import Testing
     @Test func chunkedToHTTP10ClientIsCloseDelimited() {
         let out = MessageRewriter.rewriteResponse(
             response(.ok, [("Transfer-Encoding", "chunked")]),
-            requestMethod: .GET, clientVersion: .http1_0, clientKeepAlive: true, isUpgradeResponse: false, viaPseudonym: "hp"
+            requestMethod: .GET, clientVersion: .http1_0, clientKeepAlive: true, isUpgradeResponse: false, via: ViaHeader(pseudonym: "hp")
         )
         #expect(out.clientFraming == .closeDelimited)
         #expect(out.closeClient)
@@ -149,7 +149,7 @@ import Testing
     @Test func headResponseHasNoBodyButKeepsLength() {
         let out = MessageRewriter.rewriteResponse(
             response(.ok, [("Content-Length", "1234"), ("Keep-Alive", "timeout=3"), ("Connection", "Keep-Alive, X-Hop"), ("X-Hop", "1")]),
-            requestMethod: .HEAD, clientVersion: .http1_1, clientKeepAlive: true, isUpgradeResponse: false, viaPseudonym: "hp"
+            requestMethod: .HEAD, clientVersion: .http1_1, clientKeepAlive: true, isUpgradeResponse: false, via: ViaHeader(pseudonym: "hp")
         )
         #expect(out.clientFraming == .none)
         #expect(out.head.headers["Content-Length"] == ["1234"])
@@ -161,7 +161,7 @@ import Testing
     @Test func http10ClientKeepAliveIsAnnounced() {
         let out = MessageRewriter.rewriteResponse(
             response(.ok, [("Content-Length", "5")]),
-            requestMethod: .GET, clientVersion: .http1_0, clientKeepAlive: true, isUpgradeResponse: false, viaPseudonym: "hp"
+            requestMethod: .GET, clientVersion: .http1_0, clientKeepAlive: true, isUpgradeResponse: false, via: ViaHeader(pseudonym: "hp")
         )
         #expect(out.head.headers["Connection"] == ["keep-alive"])
         #expect(!out.closeClient)
@@ -170,7 +170,7 @@ import Testing
     @Test func switchingProtocolsKeepsUpgrade() {
         let out = MessageRewriter.rewriteResponse(
             response(.switchingProtocols, [("Upgrade", "websocket"), ("Connection", "upgrade")]),
-            requestMethod: .GET, clientVersion: .http1_1, clientKeepAlive: true, isUpgradeResponse: true, viaPseudonym: "hp"
+            requestMethod: .GET, clientVersion: .http1_1, clientKeepAlive: true, isUpgradeResponse: true, via: ViaHeader(pseudonym: "hp")
         )
         #expect(out.head.headers["Upgrade"] == ["websocket"])
         #expect(out.head.headers["Connection"] == ["upgrade"])

@@ -9,6 +9,12 @@ import Testing
 @Suite struct UpstreamPoolTests {
     private let key = PoolKey(host: "origin.test", port: 80, tls: false)
 
+    /// A pool on an embedded loop whose clock the test moves; 30 s idle timeout.
+    private func makePool(maxIdle: Int = 4) -> (EmbeddedEventLoop, UpstreamPool) {
+        let loop = EmbeddedEventLoop()
+        return (loop, UpstreamPool(eventLoop: loop, maxIdlePerOrigin: maxIdle, idleTimeout: .seconds(30)))
+    }
+
     private func connection(on loop: EmbeddedEventLoop, key: PoolKey? = nil) throws -> (UpstreamHTTPConnection, EmbeddedChannel) {
         let handler = UpstreamHTTPConnection(key: key ?? self.key)
         let channel = EmbeddedChannel(handler: handler, loop: loop)
@@ -17,8 +23,7 @@ import Testing
     }
 
     @Test func takesTheMostRecentlyReturnedConnection() throws {
-        let loop = EmbeddedEventLoop()
-        let pool = UpstreamPool(eventLoop: loop, maxIdlePerOrigin: 4, idleTimeout: .seconds(30))
+        let (loop, pool) = makePool()
         let (first, _) = try connection(on: loop)
         let (second, _) = try connection(on: loop)
         pool.put(first)
@@ -31,8 +36,7 @@ import Testing
     }
 
     @Test func closesWhatDoesNotFitTheOriginsIdleSlots() throws {
-        let loop = EmbeddedEventLoop()
-        let pool = UpstreamPool(eventLoop: loop, maxIdlePerOrigin: 1, idleTimeout: .seconds(30))
+        let (loop, pool) = makePool(maxIdle: 1)
         let (kept, keptChannel) = try connection(on: loop)
         let (extra, extraChannel) = try connection(on: loop)
         pool.put(kept)
@@ -43,8 +47,7 @@ import Testing
     }
 
     @Test func closesConnectionsIdleForTheTimeoutAndOnlyThose() throws {
-        let loop = EmbeddedEventLoop()
-        let pool = UpstreamPool(eventLoop: loop, maxIdlePerOrigin: 4, idleTimeout: .seconds(30))
+        let (loop, pool) = makePool()
         let (old, oldChannel) = try connection(on: loop)
         let (fresh, freshChannel) = try connection(on: loop)
         pool.put(old)
@@ -63,8 +66,7 @@ import Testing
 
     /// A connection taken and returned is idle from its return, not from its first visit.
     @Test func reuseRestartsTheIdleClock() throws {
-        let loop = EmbeddedEventLoop()
-        let pool = UpstreamPool(eventLoop: loop, maxIdlePerOrigin: 4, idleTimeout: .seconds(30))
+        let (loop, pool) = makePool()
         let (connection, channel) = try connection(on: loop)
         pool.put(connection)
         loop.advanceTime(by: .seconds(25))
@@ -78,8 +80,7 @@ import Testing
 
     /// An idle connection the origin closes leaves the pool at once and is never handed out.
     @Test func originClosingAnIdleConnectionRemovesIt() throws {
-        let loop = EmbeddedEventLoop()
-        let pool = UpstreamPool(eventLoop: loop, maxIdlePerOrigin: 4, idleTimeout: .seconds(30))
+        let (loop, pool) = makePool()
         let (connection, channel) = try connection(on: loop)
         pool.put(connection)
         channel.pipeline.fireChannelInactive()

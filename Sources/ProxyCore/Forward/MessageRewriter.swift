@@ -150,14 +150,6 @@ public enum MessageRewriter {
         public var isUpgrade: Bool
     }
 
-    public static func rewriteRequest(
-        _ head: HTTPRequestHead,
-        target: RequestTarget,
-        viaPseudonym: String
-    ) throws(ProxyError) -> RewrittenRequest {
-        try rewriteRequest(head, target: target, via: ViaHeader(pseudonym: viaPseudonym))
-    }
-
     /// Turns a client's absolute-form request into the origin-form request sent upstream.
     public static func rewriteRequest(
         _ head: HTTPRequestHead,
@@ -187,23 +179,7 @@ public enum MessageRewriter {
 
         var headers: HTTPHeaders
         if survey.needsFiltering {
-            headers = HTTPHeaders()
-            headers.reserveCapacity(head.headers.count + 2)
-            for (name, value) in head.headers {
-                if let field = FieldName(name) {
-                    if field == .upgrade && wantsUpgrade {
-                        headers.add(name: name, value: value)
-                        continue
-                    }
-                    if field.isHopByHop || field == .host { continue }
-                    if field.isProtectedFromConnection {
-                        headers.add(name: name, value: value)
-                        continue
-                    }
-                }
-                if survey.connectionNames(name) { continue }
-                headers.add(name: name, value: value)
-            }
+            headers = endToEndFields(of: head.headers, survey: survey, keepUpgrade: wantsUpgrade, dropHost: true)
             headers.add(name: "Host", value: target.authority)
         } else {
             // The common case: only Host changes (it must name the target's authority).
@@ -233,24 +209,6 @@ public enum MessageRewriter {
         public var closeClient: Bool
         /// The origin will not keep the upstream connection open after this response.
         public var upstreamWillClose: Bool
-    }
-
-    public static func rewriteResponse(
-        _ head: HTTPResponseHead,
-        requestMethod: HTTPMethod,
-        clientVersion: HTTPVersion,
-        clientKeepAlive: Bool,
-        isUpgradeResponse: Bool,
-        viaPseudonym: String
-    ) -> RewrittenResponse {
-        rewriteResponse(
-            head,
-            requestMethod: requestMethod,
-            clientVersion: clientVersion,
-            clientKeepAlive: clientKeepAlive,
-            isUpgradeResponse: isUpgradeResponse,
-            via: ViaHeader(pseudonym: viaPseudonym)
-        )
     }
 
     /// Rewrites an origin response for the client that sent `requestMethod` with `clientVersion`.
@@ -293,25 +251,9 @@ public enum MessageRewriter {
 
         var headers: HTTPHeaders
         if survey.needsFiltering {
-            headers = HTTPHeaders()
-            headers.reserveCapacity(head.headers.count + 2)
-            for (name, value) in head.headers {
-                if let field = FieldName(name) {
-                    if field == .upgrade && isUpgradeResponse {
-                        headers.add(name: name, value: value)
-                        continue
-                    }
-                    // Transfer-Encoding: HEAD and 304 may advertise the coding a GET would have
-                    // used; we re-frame ourselves below, so it never goes through as it is.
-                    if field.isHopByHop { continue }
-                    if field.isProtectedFromConnection {
-                        headers.add(name: name, value: value)
-                        continue
-                    }
-                }
-                if survey.connectionNames(name) { continue }
-                headers.add(name: name, value: value)
-            }
+            // Transfer-Encoding never goes through as it is (HEAD and 304 may advertise the coding
+            // a GET would have used): the body is re-framed below.
+            headers = endToEndFields(of: head.headers, survey: survey, keepUpgrade: isUpgradeResponse, dropHost: false)
         } else {
             headers = head.headers
         }
@@ -336,6 +278,33 @@ public enum MessageRewriter {
             closeClient: closeClient,
             upstreamWillClose: upstreamWillClose
         )
+    }
+}
+
+extension MessageRewriter {
+    /// The fields that travel on: everything except hop-by-hop fields and the fields `Connection`
+    /// names (never Content-Length, Host or Transfer-Encoding: those would change framing or
+    /// routing). `keepUpgrade`: an upgrade goes through, so its `Upgrade` field does too.
+    /// `dropHost`: the caller sets Host itself.
+    fileprivate static func endToEndFields(of fields: HTTPHeaders, survey: Survey, keepUpgrade: Bool, dropHost: Bool) -> HTTPHeaders {
+        var kept = HTTPHeaders()
+        kept.reserveCapacity(fields.count + 2)
+        for (name, value) in fields {
+            if let field = FieldName(name) {
+                if field == .upgrade && keepUpgrade {
+                    kept.add(name: name, value: value)
+                    continue
+                }
+                if field.isHopByHop || (dropHost && field == .host) { continue }
+                if field.isProtectedFromConnection {
+                    kept.add(name: name, value: value)
+                    continue
+                }
+            }
+            if survey.connectionNames(name) { continue }
+            kept.add(name: name, value: value)
+        }
+        return kept
     }
 }
 

@@ -48,6 +48,7 @@ let package = Package(
             name: "HTTPDNS",
             dependencies: [
                 "CurlTransport",
+                "ProxyConfig",  // IPAddress: one canonical text for an address in both modules
                 "COpenSSL",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

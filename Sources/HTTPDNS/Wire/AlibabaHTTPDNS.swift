@@ -18,18 +18,10 @@ public enum AlibabaHTTPDNS {
         clientIP: String? = nil,
         signature: (secret: String, expiry: Int)? = nil
     ) -> String {
-        var items: [(String, String)] = [("host", host)]
-        let endpoint: String
-        if let signature {
-            endpoint = "sign_d"
-            items.append(("t", String(signature.expiry)))
-            items.append(("s", sign(host: host, secret: signature.secret, expiry: signature.expiry)))
-        } else {
-            endpoint = "d"
-        }
-        if let families = queryValue(query) { items.append(("query", families)) }
-        if let clientIP { items.append(("ip", clientIP)) }
-        return QueryEncoding.append(items, to: "/\(QueryEncoding.pathSegment(accountID))/\(endpoint)")
+        path(
+            accountID: accountID, endpoint: "d", signedEndpoint: "sign_d", host: host, query: query,
+            extra: clientIP.map { [("ip", $0)] } ?? [], signature: signature
+        )
     }
 
     /// `/{account}/resolve?host=a,b,c[&query=..]`, or signed
@@ -48,18 +40,33 @@ public enum AlibabaHTTPDNS {
         for host in hosts where host.isEmpty || host.contains(",") {
             throw .invalidBatch("host '\(host)' is empty or contains ','")
         }
-        let joined = hosts.joined(separator: ",")
-        var items: [(String, String)] = [("host", joined)]
-        let endpoint: String
+        return path(
+            accountID: accountID, endpoint: "resolve", signedEndpoint: "sign_resolve", host: hosts.joined(separator: ","),
+            query: query, extra: [], signature: signature
+        )
+    }
+
+    /// `/{account}/{endpoint}?host=..[&query=..][extra]`, or with a signature the signed endpoint
+    /// with `t` and `s` after the host (the order the service documents).
+    private static func path(
+        accountID: String,
+        endpoint: String,
+        signedEndpoint: String,
+        host: String,
+        query: Set<DNSRecordType>,
+        extra: [(String, String)],
+        signature: (secret: String, expiry: Int)?
+    ) -> String {
+        var items: [(String, String)] = [("host", host)]
+        var chosen = endpoint
         if let signature {
-            endpoint = "sign_resolve"
+            chosen = signedEndpoint
             items.append(("t", String(signature.expiry)))
-            items.append(("s", sign(host: joined, secret: signature.secret, expiry: signature.expiry)))
-        } else {
-            endpoint = "resolve"
+            items.append(("s", sign(host: host, secret: signature.secret, expiry: signature.expiry)))
         }
         if let families = queryValue(query) { items.append(("query", families)) }
-        return QueryEncoding.append(items, to: "/\(QueryEncoding.pathSegment(accountID))/\(endpoint)")
+        items += extra
+        return QueryEncoding.append(items, to: "/\(QueryEncoding.pathSegment(accountID))/\(chosen)")
     }
 
     /// Lowercase hex MD5 of `host + "-" + secret + "-" + expiry`.

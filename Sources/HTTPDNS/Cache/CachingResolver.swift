@@ -114,9 +114,7 @@ public final class CachingResolver<C: Clock>: Service, Sendable where C.Duration
     func reportHitsOfRemovedEntriesIfMany() {
         let hits = state.withLockedValue { state -> [(name: String, hits: HitCounts)] in
             guard state.cache.unreportedOfRemoved.count >= 256 else { return [] }
-            let removed = state.cache.unreportedOfRemoved.map { (name: $0.key, hits: $0.value) }
-            state.cache.unreportedOfRemoved.removeAll()
-            return removed
+            return state.cache.takeUnreportedHitsOfRemoved()
         }
         stats.recordHits(hits)
     }

@@ -76,13 +76,18 @@ public struct DNSCache<Instant: InstantProtocol>: Sendable where Instant.Duratio
     /// by `ResolverStats`, but a hit only bumps a counter in its entry (no second lock, no second
     /// dictionary lookup on the hot path) and the counts move over in batches.
     mutating func takeUnreportedHits() -> [(name: String, hits: HitCounts)] {
-        var out = unreportedOfRemoved.map { (name: $0.key, hits: $0.value) }
-        unreportedOfRemoved.removeAll()
+        var out = takeUnreportedHitsOfRemoved()
         for slot in entries.indices where entries[slot].value != nil && !entries[slot].unreported.isZero {
             out.append((entries[slot].name, entries[slot].unreported))
             entries[slot].unreported = HitCounts()
         }
         return out
+    }
+
+    /// The part of `takeUnreportedHits` for entries that are gone.
+    mutating func takeUnreportedHitsOfRemoved() -> [(name: String, hits: HitCounts)] {
+        defer { unreportedOfRemoved.removeAll() }
+        return unreportedOfRemoved.map { (name: $0.key, hits: $0.value) }
     }
 
     /// Keeps the unreported hits of an entry that is going away.

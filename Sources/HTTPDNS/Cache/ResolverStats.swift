@@ -50,16 +50,18 @@ public final class ResolverStats: Sendable {
         self.maxDomains = maxDomains
     }
 
-    public func recordCacheHit(_ name: String) {
-        record(name) { $0.stats.cacheHits += 1 }
+    // Cache hits reach the statistics in batches (`recordHits`), counted by the cache; these
+    // record one hit of a name that is not normalised yet.
+    func recordCacheHit(_ name: String) {
+        recordHits([(name.cacheKey, HitCounts(fresh: 1))])
     }
 
-    public func recordStaleHit(_ name: String) {
-        record(name) { $0.stats.staleHits += 1 }
+    func recordStaleHit(_ name: String) {
+        recordHits([(name.cacheKey, HitCounts(stale: 1))])
     }
 
-    public func recordNegativeHit(_ name: String) {
-        record(name) { $0.stats.negativeHits += 1 }
+    func recordNegativeHit(_ name: String) {
+        recordHits([(name.cacheKey, HitCounts(negative: 1))])
     }
 
     /// Cache hits counted by the cache itself, added in one batch (keys are cache keys).

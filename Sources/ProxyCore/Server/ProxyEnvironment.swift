@@ -1,7 +1,7 @@
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import ProxyConfig
+import Synchronization
 
 /// Everything a client connection needs, shared by all connections of one server.
 final class ProxyEnvironment: Sendable {
@@ -12,7 +12,9 @@ final class ProxyEnvironment: Sendable {
     /// The `Via` value added to forwarded messages (from `--via`).
     let via: ViaHeader
     private let pools: [ObjectIdentifier: UpstreamPool]
-    private let drainingBox = NIOLockedValueBox(false)
+    /// Read on every request by every event loop: an atomic load, not a lock (whose write would
+    /// bounce its cache line between the loops).
+    private let draining = Atomic<Bool>(false)
 
     init(
         configuration: ProxyConfiguration,
@@ -46,7 +48,7 @@ final class ProxyEnvironment: Sendable {
 
     var allPools: [UpstreamPool] { Array(pools.values) }
 
-    var isDraining: Bool { drainingBox.withLockedValue { $0 } }
+    var isDraining: Bool { draining.load(ordering: .relaxed) }
 
-    func startDraining() { drainingBox.withLockedValue { $0 = true } }
+    func startDraining() { draining.store(true, ordering: .relaxed) }
 }

@@ -7,6 +7,7 @@ public struct ProxyError: Error, Sendable, CustomStringConvertible {
     enum Kind: String, Sendable {
         case malformedRequest = "malformed_request"
         case headersTooLarge = "headers_too_large"
+        case uriTooLong = "uri_too_long"
         case originFormRequest = "origin_form_request"
         case unsupportedScheme = "unsupported_scheme"
         case methodNotAllowed = "method_not_allowed"
@@ -23,6 +24,8 @@ public struct ProxyError: Error, Sendable, CustomStringConvertible {
         case tlsHandshakeFailed = "tls_handshake_failed"
         case upstreamTimeout = "upstream_timeout"
         case upstreamClosed = "upstream_closed"
+        /// The origin's response broke HTTP/1.1 framing or the exchange (it is never relayed).
+        case invalidResponse = "invalid_response"
         case requestTimeout = "request_timeout"
         case shuttingDown = "shutting_down"
     }
@@ -46,11 +49,13 @@ public struct ProxyError: Error, Sendable, CustomStringConvertible {
         switch kind {
         case .malformedRequest, .originFormRequest: return .badRequest
         case .headersTooLarge: return .requestHeaderFieldsTooLarge
+        case .uriTooLong: return .uriTooLong
         case .unsupportedScheme, .notImplemented: return .notImplemented
         case .methodNotAllowed: return .methodNotAllowed
         case .connectPortDenied, .destinationDenied: return .forbidden
         case .loopDetected: return .loopDetected
-        case .resolveFailed, .connectFailed, .upstreamClosed, .tlsCertificateInvalid, .tlsHandshakeFailed: return .badGateway
+        case .resolveFailed, .connectFailed, .upstreamClosed, .invalidResponse, .tlsCertificateInvalid, .tlsHandshakeFailed:
+            return .badGateway
         case .connectTimeout, .upstreamTimeout: return .gatewayTimeout
         case .requestTimeout: return .requestTimeout
         case .shuttingDown: return .serviceUnavailable
@@ -63,7 +68,7 @@ extension ProxyError {
     static func originForm(_ uri: String) -> ProxyError {
         .init(
             .originFormRequest,
-            "this is a forward proxy: send the absolute URI (e.g. GET http://host/path), not '\(uri.prefix(200))'"
+            "this is a forward proxy: send the absolute URI (e.g. GET http://host/path), not '\(sanitized(uri))'"
         )
     }
     static func connectPortDenied(_ port: Int, allowed: [Int]) -> ProxyError {
@@ -73,6 +78,35 @@ extension ProxyError {
         )
     }
     static func loop(_ via: String) -> ProxyError {
-        .init(.loopDetected, "forwarding loop detected: this request already passed through this proxy (Via: \(via.prefix(200)))")
+        .init(.loopDetected, "forwarding loop detected: this request already passed through this proxy (Via: \(sanitized(via)))")
+    }
+
+    /// Client-supplied text as it may appear in an error body or log line: at most `limit`
+    /// characters, printable ASCII only (other bytes, and `<`, `>`, `&`, `"`, `'` and `\`, as `\xHH`),
+    /// so an echoed request target can neither inject markup nor control characters nor bulk.
+    static func sanitized(_ text: String, limit: Int = 100) -> String {
+        var out = ""
+        out.reserveCapacity(min(text.utf8.count, limit) + 8)
+        var count = 0
+        for byte in text.utf8 {
+            if count >= limit {
+                out += "..."
+                break
+            }
+            switch byte {
+            case 0x20...0x7E where !"<>&\"'\\".utf8.contains(byte):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "\\x" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+            count += 1
+        }
+        return out
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

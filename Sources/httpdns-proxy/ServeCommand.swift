@@ -54,7 +54,8 @@ struct ServeCommand: AsyncParsableCommand {
             services.append(
                 AdminServer(
                     host: admin.host, port: admin.port, group: group, logger: logger,
-                    resolvers: resolvers, ipHealth: proxy.ipHealth, isDraining: { proxy.isDraining }
+                    resolvers: resolvers, ipHealth: proxy.ipHealth, isDraining: { proxy.isDraining },
+                    headerTimeout: configuration.headerTimeout, ownListeners: proxy.ownListeners
                 )
             )
         }

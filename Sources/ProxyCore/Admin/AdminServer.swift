@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
+import Synchronization
 
 /// The admin listener (loopback by default): `/healthz`, `/stats`, `/cache`, `/resolve?host=`,
 /// `/health/ips`.
@@ -14,6 +15,12 @@ public final class AdminServer: Service, Sendable {
     private let group: any EventLoopGroup
     private let logger: Logger
     private let routes: AdminRoutes
+    private let headerTimeout: TimeAmount
+    private let ownListeners: OwnListeners?
+    private let connections: AdminConnectionLimit
+
+    /// Admin connections open at once; more are closed at accept.
+    public static let maxConnections = 64
 
     public init(
         host: String,
@@ -22,8 +29,13 @@ public final class AdminServer: Service, Sendable {
         logger: Logger,
         resolvers: ResolverStack? = nil,
         ipHealth: IPHealthRegistry? = nil,
-        isDraining: @escaping @Sendable () -> Bool
+        isDraining: @escaping @Sendable () -> Bool,
+        headerTimeout: TimeAmount = .seconds(30),
+        ownListeners: OwnListeners? = nil
     ) {
+        self.headerTimeout = headerTimeout
+        self.ownListeners = ownListeners
+        self.connections = AdminConnectionLimit(limit: Self.maxConnections)
         self.host = host
         self.port = port
         self.group = group
@@ -33,17 +45,24 @@ public final class AdminServer: Service, Sendable {
 
     public func run() async throws {
         let routes = self.routes
+        let headerTimeout = self.headerTimeout
+        let connections = self.connections
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                guard connections.open() else {
+                    return channel.close()
+                }
+                channel.closeFuture.whenComplete { _ in connections.closed() }
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(AdminHandler(routes: routes))
+                    try channel.pipeline.syncOperations.addHandler(AdminHandler(routes: routes, requestTimeout: headerTimeout))
                 }
             }
             .bind(host: host, port: port)
             .get()
         if let address = channel.localAddress {
+            ownListeners?.add(address)
             logger.info("admin listening", metadata: ["address": "\(ClientConnectionHandler.format(address))"])
         }
         try? await gracefulShutdown()
@@ -153,9 +172,30 @@ final class AdminHandler: ChannelInboundHandler {
 
     private let routes: AdminRoutes
     private var head: HTTPRequestHead?
+    /// A request must be complete within this time of the connection opening or of the previous
+    /// response: it bounds slow heads and idle keep-alive connections alike.
+    private let requestTimeout: TimeAmount
+    private var deadline: Scheduled<Void>?
 
-    init(routes: AdminRoutes) {
+    init(routes: AdminRoutes, requestTimeout: TimeAmount) {
         self.routes = routes
+        self.requestTimeout = requestTimeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        armDeadline(context: context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    private func armDeadline(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: requestTimeout) {
+            context.close(promise: nil)
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -167,6 +207,8 @@ final class AdminHandler: ChannelInboundHandler {
         case .end:
             guard let head else { return }
             self.head = nil
+            deadline?.cancel()
+            deadline = nil
             let components = URLComponents(string: head.uri)
             var query: [String: String] = [:]
             for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
@@ -194,8 +236,33 @@ final class AdminHandler: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
             if !keepAlive { context.close(promise: nil) }
         }
+        if keepAlive { armDeadline(context: context) }
     }
 }
 
 @available(*, unavailable)
 extension AdminHandler: Sendable {}
+
+/// Counts open admin connections; beyond the limit new ones are closed at accept.
+final class AdminConnectionLimit: Sendable {
+    private let count = Atomic<Int>(0)
+    let limit: Int
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Takes a slot, or returns false (and takes none) when all are in use.
+    func open() -> Bool {
+        let now = count.wrappingAdd(1, ordering: .relaxed).newValue
+        if now > limit {
+            count.wrappingSubtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    func closed() {
+        count.wrappingSubtract(1, ordering: .relaxed)
+    }
+}

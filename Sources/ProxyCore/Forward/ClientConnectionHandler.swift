@@ -102,12 +102,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let parserError = error as? HTTPParserError {
-            let proxyError: ProxyError
-            if case .headerOverflow = parserError {
-                proxyError = ProxyError(.headersTooLarge, "request headers are too large")
-            } else {
-                proxyError = .malformed("\(parserError)")
-            }
+            let proxyError = RequestParseFailure.proxyError(for: parserError, requestLineLength: observer.requestLineLength)
             if let exchange = current, exchange.responseStarted {
                 closeNow(context: context)
             } else {
@@ -202,7 +197,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             guard let exchange = current else { return }
             exchange.requestComplete = true
             if let upstream = exchange.upstream {
-                upstream.write(.end(exchange.request.framing == .chunked ? trailers : nil))
+                upstream.write(.end(exchange.request.framing == .chunked ? MessageFraming.forwardableTrailers(trailers) : nil))
                 upstream.flush()
                 armResponseTimer(exchange)
             } else {
@@ -225,6 +220,12 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let target: RequestTarget
         let rewritten: MessageRewriter.RewrittenRequest
         do {
+            guard head.uri.utf8.count <= MessageFraming.maxRequestTargetLength else {
+                throw ProxyError(
+                    .uriTooLong,
+                    "the request target is \(head.uri.utf8.count) bytes long; the limit is \(MessageFraming.maxRequestTargetLength)"
+                )
+            }
             target = try RequestTarget.parseAbsolute(head.uri)
             record.scheme = target.scheme.rawValue
             record.host = target.host
@@ -236,6 +237,12 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                 throw ProxyError.loop(head.headers[canonicalForm: "via"].joined(separator: ", "))
             }
             rewritten = try MessageRewriter.rewriteRequest(head, target: target, via: env.via)
+            if (head.method == .TRACE || head.method == .OPTIONS) && MessageRewriter.maxForwards(head.headers) == 0 {
+                // RFC 9110 §7.6.2: the last recipient answers.
+                record.status = 200
+                respondLocally(LocalAnswer.forMaxForwardsZero(head, via: env.via), record: record, context: context)
+                return
+            }
         } catch let error as ProxyError {
             record.error = error.message
             respondWithError(error, record: record, started: .now(), context: context)
@@ -273,13 +280,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
                     let sync = channel.pipeline.syncOperations
                     var encoderConfiguration = HTTPRequestEncoder.Configuration()
                     encoderConfiguration.automaticallySetFramingHeaders = false
+                    let responseState = UpstreamResponseState()
                     try sync.addHandler(HTTPRequestEncoder(configuration: encoderConfiguration))
-                    try sync.addHandler(
-                        ByteToMessageHandler(
-                            HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .forward)
-                        )
-                    )
-                    try sync.addHandler(UpstreamHTTPConnection(key: key))
+                    try sync.addHandler(ByteToMessageHandler(UpstreamResponseDecoder(state: responseState)))
+                    try sync.addHandler(UpstreamHTTPConnection(key: key, responseState: responseState))
                 }
             }
         ).assumeIsolated().whenComplete { result in
@@ -320,7 +324,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             switch part {
             case .head: break
             case .body(let buffer): connection.write(.body(.byteBuffer(buffer)))
-            case .end(let trailers): connection.write(.end(exchange.request.framing == .chunked ? trailers : nil))
+            case .end(let trailers):
+                connection.write(.end(exchange.request.framing == .chunked ? MessageFraming.forwardableTrailers(trailers) : nil))
             }
         }
         exchange.buffered.removeAll()
@@ -395,6 +400,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         head.headers.add(name: "Connection", value: "close")
         head.headers.add(name: "Cache-Control", value: "no-store")
         head.headers.add(name: "X-Proxy-Error", value: error.shortDescription)
+        head.headers.add(name: "X-Content-Type-Options", value: "nosniff")
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
@@ -406,6 +412,27 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         record.totalMs = (NIODeadline.now() - started).milliseconds
         env.accessLog.write(record)
         logger.debug("request failed", metadata: ["status": "\(error.status.code)", "error": "\(error.shortDescription)"])
+    }
+
+    /// Writes a response the proxy gives itself, logs it, and closes after it: the request's body
+    /// (if any) is not read, so the connection cannot carry another request.
+    private func respondLocally(_ answer: LocalAnswer, record: AccessLogRecord, context: ChannelHandlerContext) {
+        mode = .closing
+        queued.removeAll()
+        var head = answer.head
+        var body = context.channel.allocator.buffer(capacity: answer.body.utf8.count)
+        body.writeString(answer.body)
+        head.headers.add(name: "Content-Length", value: String(body.readableBytes))
+        head.headers.add(name: "Connection", value: "close")
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
+        var record = record
+        record.bytesDown = body.readableBytes
+        record.totalMs = 0
+        env.accessLog.write(record)
     }
 
     private func closeNow(context: ChannelHandlerContext) {
@@ -429,7 +456,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         if let upstream = exchange.upstream {
             exchange.upstream = nil
             if let response = exchange.response, !response.upstreamWillClose {
-                pool.put(upstream)
+                upstream.release(to: pool)
             } else {
                 upstream.delegate = nil
                 upstream.close()
@@ -615,14 +642,23 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
                 return
             }
             let isUpgrade = exchange.request.isUpgrade && code == 101
-            let response = MessageRewriter.rewriteResponse(
-                head,
-                requestMethod: exchange.clientHead.method,
-                clientVersion: exchange.clientHead.version,
-                clientKeepAlive: exchange.clientHead.isKeepAlive && !closeAfterExchange,
-                isUpgradeResponse: isUpgrade,
-                via: env.via
-            )
+            let response: MessageRewriter.RewrittenResponse
+            do throws(ProxyError) {
+                if code == 101 && !isUpgrade {
+                    throw ProxyError(.invalidResponse, "\(exchange.target.host) switched protocols (101) without being asked to")
+                }
+                response = try MessageRewriter.rewriteResponse(
+                    head,
+                    requestMethod: exchange.clientHead.method,
+                    clientVersion: exchange.clientHead.version,
+                    clientKeepAlive: exchange.clientHead.isKeepAlive && !closeAfterExchange,
+                    isUpgradeResponse: isUpgrade,
+                    via: env.via
+                )
+            } catch {
+                failExchangeOrConnection(context: context, error: error)
+                return
+            }
             exchange.response = response
             exchange.record.status = Int(code)
             if env.accessLog.isEnabled {
@@ -647,7 +683,7 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
         case .end(let trailers):
             exchange.responseComplete = true
             exchange.stopWatchingUpstream()
-            let forwardTrailers = exchange.response?.clientFraming == .chunked ? trailers : nil
+            let forwardTrailers = exchange.response?.clientFraming == .chunked ? MessageFraming.forwardableTrailers(trailers) : nil
             let endWritten = context.eventLoop.makePromise(of: Void.self)
             context.writeAndFlush(wrapOutboundOut(.end(forwardTrailers)), promise: endWritten)
             lastResponseWrite = endWritten.futureResult
@@ -671,6 +707,14 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
         guard let exchange = current, exchange.upstream === connection, let context else { return }
         exchange.upstream = nil
         if exchange.responseComplete { return }
+        if let error, let reason = RequestParseFailure.invalidResponseReason(error) {
+            // The origin broke HTTP framing: not the address's fault, and not worth a retry.
+            failExchangeOrConnection(
+                context: context,
+                error: ProxyError(.invalidResponse, "\(exchange.target.host) sent an invalid response: \(reason)")
+            )
+            return
+        }
         if !exchange.sawResponseBytes {
             // Closed or reset before any response byte. On a fresh connection, or with a reset, the
             // address is at fault: it goes into back-off and the retry avoids it. A pooled
@@ -804,7 +848,7 @@ extension ClientConnectionHandler {
             clientPipeline.removeHandler(context: (try? clientPipeline.context(handlerType: HTTPResponseEncoder.self))!),
             clientPipeline.removeHandler(context: (try? clientPipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self))!),
             upstreamPipeline.removeHandler(context: (try? upstreamPipeline.context(handlerType: HTTPRequestEncoder.self))!),
-            upstreamPipeline.removeHandler(context: (try? upstreamPipeline.context(handlerType: ByteToMessageHandler<HTTPResponseDecoder>.self))!),
+            upstreamPipeline.removeHandler(context: (try? upstreamPipeline.context(handlerType: ByteToMessageHandler<UpstreamResponseDecoder>.self))!),
         ]
         var record = exchange.record
         record.kind = .tunnel

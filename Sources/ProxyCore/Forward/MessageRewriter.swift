@@ -84,13 +84,16 @@ public enum MessageRewriter {
     static func isHopByHop(_ name: String) -> Bool { FieldName(name)?.isHopByHop ?? false }
 
     /// The values of the fields the rewriter decides on, gathered in one pass over the head.
+    /// Linear in the size of the head: `Connection` tokens go into a set, so a head of many
+    /// fields and many tokens costs no more than its length.
     struct Survey {
         /// Lowercased tokens of all `Connection` fields.
-        var connectionTokens: [String] = []
-        /// Lowercased codings of all `Transfer-Encoding` fields, in order.
-        var transferCodings: [String] = []
-        var contentLengths = 0
-        var firstContentLength: String?
+        var connectionTokens: Set<String> = []
+        /// Lowercased codings of all `Transfer-Encoding` fields, in order (several fields are one
+        /// list); nil when there is no such field, empty when the fields hold no coding.
+        var transferCodings: [String]?
+        /// The values of every Content-Length field, as sent.
+        var contentLengths: [String] = []
         var hasUpgrade = false
         var teTrailers = false
         /// Some field other than Host and Content-Length must be dropped or changed.
@@ -102,13 +105,14 @@ public enum MessageRewriter {
                 switch field {
                 case .connection:
                     needsFiltering = true
-                    ASCII.forEachListElement(value) { connectionTokens.append($0) }
+                    ASCII.forEachListElement(value) { connectionTokens.insert($0) }
                 case .transferEncoding:
                     needsFiltering = true
-                    ASCII.forEachListElement(value) { transferCodings.append($0) }
+                    var codings = transferCodings ?? []
+                    ASCII.forEachListElement(value) { codings.append($0) }
+                    transferCodings = codings
                 case .contentLength:
-                    contentLengths += 1
-                    if firstContentLength == nil { firstContentLength = value }
+                    contentLengths.append(value)
                 case .upgrade:
                     needsFiltering = true
                     hasUpgrade = true
@@ -126,7 +130,11 @@ public enum MessageRewriter {
         }
 
         func connectionNames(_ name: String) -> Bool {
-            connectionTokens.contains { ASCII.equalsLowercase(name, $0) }
+            // The usual one or two tokens: compare in place; many: one lowercased set lookup.
+            if connectionTokens.count <= 4 {
+                return connectionTokens.contains { ASCII.equalsLowercase(name, $0) }
+            }
+            return connectionTokens.contains(name.lowercased())
         }
     }
 
@@ -151,6 +159,11 @@ public enum MessageRewriter {
     }
 
     /// Turns a client's absolute-form request into the origin-form request sent upstream.
+    ///
+    /// The framing fields the client sent never travel: the proxy decides the framing from what it
+    /// parsed (`MessageFraming.requestFraming`) and writes its own `Content-Length` (canonical) or
+    /// `Transfer-Encoding: chunked`. Fields go on in the client's order, then Host, the framing
+    /// field, TE, Connection (upgrade), Max-Forwards (TRACE/OPTIONS) and Via.
     public static func rewriteRequest(
         _ head: HTTPRequestHead,
         target: RequestTarget,
@@ -158,44 +171,42 @@ public enum MessageRewriter {
     ) throws(ProxyError) -> RewrittenRequest {
         let survey = Survey(head.headers)
         let wantsUpgrade = survey.hasUpgrade && survey.connectionTokens.contains("upgrade")
-
-        let framing: BodyFraming
-        if !survey.transferCodings.isEmpty {
-            guard survey.transferCodings.last == "chunked" else {
-                throw .malformed("request Transfer-Encoding must end in chunked (RFC 9112 §6.3)")
-            }
-            guard survey.contentLengths == 0 else {
-                throw .malformed("request has both Content-Length and Transfer-Encoding")
-            }
-            framing = .chunked
-        } else if let length = survey.firstContentLength {
-            guard let value = Int(length), value >= 0 else {
-                throw .malformed("invalid Content-Length '\(length.prefix(40))'")
-            }
-            framing = value == 0 ? .none : .contentLength
-        } else {
-            framing = .none
-        }
+        let (framing, contentLength) = try MessageFraming.requestFraming(
+            transferCodings: survey.transferCodings,
+            contentLengths: survey.contentLengths,
+            version: head.version
+        )
+        let maxForwards = head.method == .TRACE || head.method == .OPTIONS ? Self.maxForwards(head.headers) : nil
 
         var headers: HTTPHeaders
-        if survey.needsFiltering {
-            headers = endToEndFields(of: head.headers, survey: survey, keepUpgrade: wantsUpgrade, dropHost: true)
+        if survey.needsFiltering || !survey.contentLengths.isEmpty || maxForwards != nil {
+            headers = endToEndFields(of: head.headers, survey: survey, keepUpgrade: wantsUpgrade, request: true, dropMaxForwards: maxForwards != nil)
             headers.add(name: "Host", value: target.authority)
         } else {
             // The common case: only Host changes (it must name the target's authority).
             headers = head.headers
             headers.replaceOrAdd(name: "Host", value: target.authority)
         }
-        if framing == .chunked {
-            headers.add(name: "Transfer-Encoding", value: survey.transferCodings.joined(separator: ", "))
-        }
+        if let contentLength { headers.add(name: "Content-Length", value: String(contentLength)) }
+        if framing == .chunked { headers.add(name: "Transfer-Encoding", value: "chunked") }
         if survey.teTrailers { headers.add(name: "TE", value: "trailers") }
         if wantsUpgrade { headers.add(name: "Connection", value: "upgrade") }
+        if let maxForwards, maxForwards > 0 { headers.add(name: "Max-Forwards", value: String(maxForwards - 1)) }
         headers.add(name: "Via", value: via.value(receivedWith: head.version))
 
         var upstream = HTTPRequestHead(version: .http1_1, method: head.method, uri: target.pathAndQuery)
         upstream.headers = headers
         return RewrittenRequest(head: upstream, framing: framing, isUpgrade: wantsUpgrade)
+    }
+
+    /// The request's Max-Forwards value (RFC 9110 §7.6.2), or nil when absent or not a number
+    /// (then it is passed on untouched). Several fields: the first valid one counts.
+    static func maxForwards(_ headers: HTTPHeaders) -> Int? {
+        for (name, value) in headers where name.utf8.count == 12 && ASCII.equalsLowercase(name, "max-forwards") {
+            let trimmed = value.trimmingASCIISpaces()
+            if let number = MessageFraming.parseContentLength(trimmed) { return number }
+        }
+        return nil
     }
 
     public struct RewrittenResponse: Sendable {
@@ -212,6 +223,7 @@ public enum MessageRewriter {
     }
 
     /// Rewrites an origin response for the client that sent `requestMethod` with `clientVersion`.
+    /// Throws (502) when the response's framing cannot be relayed faithfully.
     public static func rewriteResponse(
         _ head: HTTPResponseHead,
         requestMethod: HTTPMethod,
@@ -219,7 +231,7 @@ public enum MessageRewriter {
         clientKeepAlive: Bool,
         isUpgradeResponse: Bool,
         via: ViaHeader
-    ) -> RewrittenResponse {
+    ) throws(ProxyError) -> RewrittenResponse {
         let survey = Survey(head.headers)
         let code = head.status.code
         let hasNoBody = requestMethod == .HEAD || (100..<200).contains(code) || code == 204 || code == 304
@@ -227,12 +239,21 @@ public enum MessageRewriter {
         let upstreamFraming: BodyFraming
         if hasNoBody {
             upstreamFraming = .none
-        } else if survey.transferCodings.last == "chunked" {
-            upstreamFraming = .chunked
-        } else if let length = survey.firstContentLength {
-            upstreamFraming = length == "0" ? .none : .contentLength
         } else {
-            upstreamFraming = .closeDelimited
+            if let problem = MessageFraming.responseFramingProblem(
+                transferCodings: survey.transferCodings,
+                contentLengths: survey.contentLengths,
+                version: head.version
+            ) {
+                throw ProxyError(.invalidResponse, "the origin sent a response that cannot be relayed: \(problem)")
+            }
+            if survey.transferCodings != nil {
+                upstreamFraming = .chunked
+            } else if let length = survey.contentLengths.first {
+                upstreamFraming = length == "0" ? .none : .contentLength
+            } else {
+                upstreamFraming = .closeDelimited
+            }
         }
         let upstreamKeepAlive = head.version.major == 1 && head.version.minor >= 1
             ? !survey.connectionTokens.contains("close")
@@ -252,8 +273,9 @@ public enum MessageRewriter {
         var headers: HTTPHeaders
         if survey.needsFiltering {
             // Transfer-Encoding never goes through as it is (HEAD and 304 may advertise the coding
-            // a GET would have used): the body is re-framed below.
-            headers = endToEndFields(of: head.headers, survey: survey, keepUpgrade: isUpgradeResponse, dropHost: false)
+            // a GET would have used): the body is re-framed below. Content-Length stays (it was
+            // checked above, and HEAD/304 responses may carry the length a GET would have had).
+            headers = endToEndFields(of: head.headers, survey: survey, keepUpgrade: isUpgradeResponse, request: false, dropMaxForwards: false)
         } else {
             headers = head.headers
         }
@@ -285,8 +307,15 @@ extension MessageRewriter {
     /// The fields that travel on: everything except hop-by-hop fields and the fields `Connection`
     /// names (never Content-Length, Host or Transfer-Encoding: those would change framing or
     /// routing). `keepUpgrade`: an upgrade goes through, so its `Upgrade` field does too.
-    /// `dropHost`: the caller sets Host itself.
-    fileprivate static func endToEndFields(of fields: HTTPHeaders, survey: Survey, keepUpgrade: Bool, dropHost: Bool) -> HTTPHeaders {
+    /// `request`: Host and Content-Length are dropped too (the caller writes its own).
+    /// `dropMaxForwards`: the caller writes a decremented Max-Forwards.
+    fileprivate static func endToEndFields(
+        of fields: HTTPHeaders,
+        survey: Survey,
+        keepUpgrade: Bool,
+        request: Bool,
+        dropMaxForwards: Bool
+    ) -> HTTPHeaders {
         var kept = HTTPHeaders()
         kept.reserveCapacity(fields.count + 2)
         for (name, value) in fields {
@@ -295,16 +324,29 @@ extension MessageRewriter {
                     kept.add(name: name, value: value)
                     continue
                 }
-                if field.isHopByHop || (dropHost && field == .host) { continue }
+                if field.isHopByHop || (request && (field == .host || field == .contentLength)) { continue }
                 if field.isProtectedFromConnection {
                     kept.add(name: name, value: value)
                     continue
                 }
+            } else if dropMaxForwards && name.utf8.count == 12 && ASCII.equalsLowercase(name, "max-forwards") {
+                continue
             }
             if survey.connectionNames(name) { continue }
             kept.add(name: name, value: value)
         }
         return kept
+    }
+}
+
+extension String {
+    /// Without leading and trailing spaces and tabs (OWS).
+    func trimmingASCIISpaces() -> String {
+        let bytes = utf8
+        guard let first = bytes.firstIndex(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }),
+              let last = bytes.lastIndex(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") })
+        else { return "" }
+        return String(self[first...last])
     }
 }
 

@@ -26,18 +26,18 @@ public struct RequestTarget: Sendable, Hashable {
     public static func parseAbsolute(_ uri: String) throws(ProxyError) -> RequestTarget {
         let bytes = uri.utf8
         guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")) else {
-            throw uri.hasPrefix("/") || uri == "*" ? .originForm(uri) : .malformed("request target '\(uri.prefix(200))' is not an absolute URI")
+            throw uri.hasPrefix("/") || uri == "*" ? .originForm(uri) : .malformed("request target '\(ProxyError.sanitized(uri))' is not an absolute URI")
         }
         guard let scheme = Scheme(caseInsensitive: bytes[..<schemeEnd]) else {
             if uri.hasPrefix("/") { throw .originForm(uri) }
-            throw ProxyError(.unsupportedScheme, "scheme '\(uri[..<schemeEnd].lowercased().prefix(20))' is not supported (use http:// or https://)")
+            throw ProxyError(.unsupportedScheme, "scheme '\(ProxyError.sanitized(String(uri[..<schemeEnd].lowercased()), limit: 20))' is not supported (use http:// or https://)")
         }
         let slash = UInt8(ascii: "/")
         let afterScheme = bytes.index(after: schemeEnd)
         guard afterScheme < bytes.endIndex, bytes[afterScheme] == slash,
               bytes.index(after: afterScheme) < bytes.endIndex, bytes[bytes.index(after: afterScheme)] == slash
         else {
-            throw .malformed("request target '\(uri.prefix(200))' has no authority")
+            throw .malformed("request target '\(ProxyError.sanitized(uri))' has no authority")
         }
         let authorityStart = bytes.index(afterScheme, offsetBy: 2)
         var authorityEnd = authorityStart
@@ -71,7 +71,7 @@ public struct RequestTarget: Sendable, Hashable {
     public static func parseConnectAuthority(_ text: String) throws(ProxyError) -> RequestTarget {
         let parsed = try parseHostPort(Substring(text), defaultPort: 443)
         guard parsed.hadPort else {
-            throw .malformed("CONNECT target '\(text.prefix(200))' must be host:port")
+            throw .malformed("CONNECT target '\(ProxyError.sanitized(String(text)))' must be host:port")
         }
         return RequestTarget(scheme: .https, host: parsed.host, port: parsed.port, pathAndQuery: "", authority: parsed.authority)
     }
@@ -86,16 +86,16 @@ public struct RequestTarget: Sendable, Hashable {
         var portStart: String.Index?
         if bytes.first == UInt8(ascii: "[") {
             guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else {
-                throw .malformed("unterminated IPv6 literal in '\(text.prefix(200))'")
+                throw .malformed("unterminated IPv6 literal in '\(ProxyError.sanitized(String(text)))'")
             }
             hostRange = bytes.index(after: bytes.startIndex)..<close
             let after = bytes.index(after: close)
             if after < bytes.endIndex {
-                guard bytes[after] == colon else { throw .malformed("unexpected characters after IPv6 literal in '\(text.prefix(200))'") }
+                guard bytes[after] == colon else { throw .malformed("unexpected characters after IPv6 literal in '\(ProxyError.sanitized(String(text)))'") }
                 portStart = bytes.index(after: after)
             }
             guard !hostRange.isEmpty, bytes[hostRange].allSatisfy(Self.isIPv6LiteralByte) else {
-                throw .malformed("invalid IPv6 literal '[\(text[hostRange].prefix(100))]'")
+                throw .malformed("invalid IPv6 literal '[\(ProxyError.sanitized(String(text[hostRange])))]'")
             }
         } else {
             if let lastColon = bytes.lastIndex(of: colon) {
@@ -106,7 +106,7 @@ public struct RequestTarget: Sendable, Hashable {
             }
             guard !hostRange.isEmpty else { throw .malformed("the request URI has an empty host") }
             guard bytes[hostRange].count <= 253, bytes[hostRange].allSatisfy(Self.isRegNameByte) else {
-                throw .malformed("invalid host '\(text[hostRange].prefix(100))'")
+                throw .malformed("invalid host '\(ProxyError.sanitized(String(text[hostRange])))'")
             }
         }
         var port = defaultPort
@@ -119,7 +119,7 @@ public struct RequestTarget: Sendable, Hashable {
                 value = value * 10 + Int(byte - UInt8(ascii: "0"))
             }
             guard !portBytes.isEmpty, portBytes.count <= 5, (1...65535).contains(value) else {
-                throw .malformed("invalid port '\(text[portStart...].prefix(20))'")
+                throw .malformed("invalid port '\(ProxyError.sanitized(String(text[portStart...]), limit: 20))'")
             }
             port = value
             portIsCanonical = portBytes.first != UInt8(ascii: "0")

@@ -22,6 +22,8 @@ public final class ProxyServer: Service, Sendable {
     private let onBound: @Sendable (SocketAddress) -> Void
     /// Per-endpoint health learned by every upstream connection (shown by the admin `/health/ips`).
     public let ipHealth: IPHealthRegistry
+    /// The proxy's and the admin listener's bound addresses, which the proxy never dials.
+    public let ownListeners = OwnListeners()
 
     public init(
         configuration: ProxyConfiguration,
@@ -46,7 +48,8 @@ public final class ProxyServer: Service, Sendable {
             policy: configuration.destinationPolicy,
             connectTimeout: configuration.connectTimeout,
             tlsContext: tlsContext,
-            health: ipHealth
+            health: ipHealth,
+            ownListeners: ownListeners
         )
         self.env = ProxyEnvironment(
             configuration: configuration,
@@ -84,7 +87,15 @@ public final class ProxyServer: Service, Sendable {
         encoderConfiguration.automaticallySetFramingHeaders = false
         try sync.addHandler(observer)
         try sync.addHandler(HTTPResponseEncoder(configuration: encoderConfiguration))
-        try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
+        try sync.addHandler(
+            ByteToMessageHandler(
+                HTTPRequestDecoder(
+                    leftOverBytesStrategy: .forwardBytes,
+                    informationalResponseStrategy: .drop,
+                    limitConfiguration: MessageFraming.requestDecoderLimits
+                )
+            )
+        )
         try sync.addHandler(ClientConnectionHandler(env: env, pool: env.pool(for: channel.eventLoop), observer: observer))
     }
 
@@ -106,6 +117,7 @@ public final class ProxyServer: Service, Sendable {
             .get()
 
         if let address = serverChannel.localAddress {
+            ownListeners.add(address)
             logger.info("proxy listening", metadata: ["address": "\(ClientConnectionHandler.format(address))"])
             onBound(address)
         }

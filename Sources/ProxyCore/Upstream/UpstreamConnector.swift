@@ -33,14 +33,18 @@ public final class UpstreamConnector: Sendable {
     let tlsContext: TLSClientContext?
     /// Per-endpoint health shared by every connection; nil: addresses are dialed in resolver order.
     public let health: IPHealthRegistry?
+    /// This process's own listeners: never dialed.
+    let ownListeners: OwnListeners
 
     public init(
         resolver: any UpstreamResolver,
         policy: DestinationPolicy,
         connectTimeout: TimeAmount,
         tlsContext: TLSClientContext? = nil,
-        health: IPHealthRegistry? = nil
+        health: IPHealthRegistry? = nil,
+        ownListeners: OwnListeners = OwnListeners()
     ) {
+        self.ownListeners = ownListeners
         self.resolver = resolver
         self.policy = policy
         self.connectTimeout = connectTimeout
@@ -107,7 +111,9 @@ public final class UpstreamConnector: Sendable {
         var allowed: [SocketAddress] = []
         var denials: [String] = []
         for address in resolution.addresses {
-            if let reason = policy.denialReason(for: address) {
+            if ownListeners.contains(address) {
+                denials.append("\(ClientConnectionHandler.format(address)) is this proxy's own listener")
+            } else if let reason = policy.denialReason(for: address) {
                 denials.append(reason)
             } else {
                 allowed.append(address)

@@ -25,6 +25,8 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     typealias OutboundOut = HTTPClientRequestPart
 
     let key: PoolKey
+    /// Shared with this connection's `UpstreamResponseDecoder`.
+    let responseState: UpstreamResponseState
     private(set) var context: ChannelHandlerContext?
     weak var delegate: (any UpstreamHTTPDelegate)?
     /// The pool holding this connection while it is idle.
@@ -42,8 +44,14 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     var dialedAddress: SocketAddress?
     var exchanges = 0
 
-    init(key: PoolKey) {
+    /// Inside a read from the origin: a connection released now goes to the pool only once the
+    /// read is over, after the decoder has checked that nothing followed the response.
+    private var inRead = false
+    private var pendingRelease: UpstreamPool?
+
+    init(key: PoolKey, responseState: UpstreamResponseState = UpstreamResponseState()) {
         self.key = key
+        self.responseState = responseState
     }
 
     var channel: (any Channel)? { context?.channel }
@@ -77,13 +85,27 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func close() {
+        pendingRelease = nil
         guard let context, !isClosed else { return }
         context.close(promise: nil)
+    }
+
+    /// The exchange is over and the response ended cleanly: back to `pool` for reuse, at once or,
+    /// inside a read, when the read is over (a pipelined request must not take a connection whose
+    /// decoder still holds bytes that followed the response).
+    func release(to pool: UpstreamPool) {
+        delegate = nil
+        if inRead {
+            pendingRelease = pool
+        } else {
+            pool.put(self)
+        }
     }
 
     /// Stop interpreting inbound data: everything from now on is raw tunnel bytes kept for the glue.
     /// `expectingEnd`: the decoder still owes the `.end` of the 101 response, which is dropped.
     func startCollecting(expectingEnd: Bool) {
+        responseState.passthrough = true
         collected = []
         awaitingEnd = expectingEnd
     }
@@ -105,15 +127,23 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
             collected!.append(data)
             return
         }
+        let part = unwrapInboundIn(data)
+        if case .end = part { responseState.awaitingResponse = false }
         guard let delegate else {
             // An idle pooled connection must not receive anything: the origin broke framing.
             context.close(promise: nil)
             return
         }
-        delegate.upstream(self, received: unwrapInboundIn(data))
+        inRead = true
+        delegate.upstream(self, received: part)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        inRead = false
+        if let pool = pendingRelease {
+            pendingRelease = nil
+            if isUsable { pool.put(self) } else { context.close(promise: nil) }
+        }
         delegate?.upstreamReadComplete(self)
     }
 

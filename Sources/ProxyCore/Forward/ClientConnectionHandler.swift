@@ -101,6 +101,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // Already answered (and closing): the decoder may still trip over the bytes that followed
+        // the rejected request in the same read; they get no second answer.
+        guard mode != .closing else { return }
         if let parserError = error as? HTTPParserError {
             let proxyError = RequestParseFailure.proxyError(for: parserError, requestLineLength: observer.requestLineLength)
             if let exchange = current, exchange.responseStarted {

@@ -2,7 +2,7 @@ import NIOCore
 
 /// One access-log line: a forwarded request or a tunnel. Durations are milliseconds; nil when the
 /// phase did not happen (e.g. no connect because a pooled connection was reused).
-public struct AccessLogRecord: Sendable {
+public struct AccessLogRecord: Sendable, Equatable {
     public enum Kind: String, Sendable { case request, tunnel }
 
     public var kind: Kind

@@ -6,7 +6,7 @@ import Synchronization
 /// Everything a client connection needs, shared by all connections of one server.
 final class ProxyEnvironment: Sendable {
     let configuration: ProxyConfiguration
-    let connector: UpstreamConnector
+    let connector: any UpstreamConnecting
     let accessLog: AccessLogWriter
     let logger: Logger
     /// The `Via` value added to forwarded messages (from `--via`).
@@ -18,7 +18,7 @@ final class ProxyEnvironment: Sendable {
 
     init(
         configuration: ProxyConfiguration,
-        connector: UpstreamConnector,
+        connector: any UpstreamConnecting,
         accessLog: AccessLogWriter,
         logger: Logger,
         eventLoops: [any EventLoop]

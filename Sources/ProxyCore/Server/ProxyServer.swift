@@ -86,17 +86,24 @@ public final class ProxyServer: Service, Sendable {
         var encoderConfiguration = HTTPResponseEncoder.Configuration()
         encoderConfiguration.automaticallySetFramingHeaders = false
         try sync.addHandler(observer)
-        try sync.addHandler(HTTPResponseEncoder(configuration: encoderConfiguration))
-        try sync.addHandler(
-            ByteToMessageHandler(
-                HTTPRequestDecoder(
-                    leftOverBytesStrategy: .forwardBytes,
-                    informationalResponseStrategy: .drop,
-                    limitConfiguration: MessageFraming.requestDecoderLimits
-                )
+        let encoder = HTTPResponseEncoder(configuration: encoderConfiguration)
+        let decoder = ByteToMessageHandler(
+            HTTPRequestDecoder(
+                leftOverBytesStrategy: .forwardBytes,
+                informationalResponseStrategy: .drop,
+                limitConfiguration: MessageFraming.requestDecoderLimits
             )
         )
-        try sync.addHandler(ClientConnectionHandler(env: env, pool: env.pool(for: channel.eventLoop), observer: observer))
+        try sync.addHandler(encoder)
+        try sync.addHandler(decoder)
+        try sync.addHandler(
+            ClientConnectionHandler(
+                env: env,
+                pool: env.pool(for: channel.eventLoop),
+                observer: observer,
+                codec: TunnelSwitch.ClientCodec(encoder: encoder, decoder: decoder)
+            )
+        )
     }
 
     public func run() async throws {

@@ -42,7 +42,8 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     private(set) var collected: [NIOAny]?
     private var awaitingEnd = false
     var dialedAddress: SocketAddress?
-    var exchanges = 0
+    /// The HTTP codec handlers in front of this one, removed by reference after an upgrade.
+    var codecHandlers: (encoder: HTTPRequestEncoder, decoder: ByteToMessageHandler<UpstreamResponseDecoder>)?
 
     /// Inside a read from the origin: a connection released now goes to the pool only once the
     /// read is over, after the decoder has checked that nothing followed the response.

@@ -1,0 +1,68 @@
+import NIOCore
+import NIOHTTP1
+
+/// What `ClientConnectionHandler` must do after an event, as decided by
+/// `ClientConnectionStateMachine`. The handler runs actions; it makes no decisions.
+enum ClientConnectionAction: Equatable {
+    /// What becomes of the upstream connection when an exchange ends.
+    enum UpstreamDisposal: Equatable {
+        /// Nothing attached.
+        case none
+        /// Back to the pool: the response ended cleanly and the origin keeps the connection open.
+        case release
+        case close
+    }
+
+    /// What the connection does once an exchange is over.
+    enum AfterExchange: Equatable {
+        /// Serve the next request (pipelined parts first); the idle timer runs until `deadline`.
+        case next(idleDeadline: NIODeadline)
+        /// Close once the response's last bytes are written.
+        case closeAfterLastWrite
+    }
+
+    case none
+    /// Make sure the connection's single timer fires no later than this.
+    case scheduleTimer(NIODeadline)
+    /// Find an upstream for the current exchange: the pool first when `allowPooled`, else a dial
+    /// through the connector, with `avoiding` tried last.
+    case connectUpstream(UpstreamRoute, avoiding: Set<String>, allowPooled: Bool)
+    /// A connection was just attached: send the head and every buffered part, flush.
+    case sendRequest(HTTPRequestHead, buffered: [HTTPClientRequestPart], timer: NIODeadline?)
+    /// Forward a request part upstream (flushing after the end).
+    case writeUpstream(HTTPClientRequestPart, timer: NIODeadline?)
+    /// Write a response part to the client (`flush` after the end).
+    case writeClient(HTTPServerResponsePart, timer: NIODeadline?)
+    /// The response's end: write it (tracking when it is on the wire), dispose of the upstream,
+    /// log, then go on.
+    case finishExchange(trailers: HTTPHeaders?, upstream: UpstreamDisposal, log: AccessLogRecord?, then: AfterExchange)
+    /// Both directions of the exchange were already written: dispose of the upstream, log, go on.
+    case exchangeDone(upstream: UpstreamDisposal, log: AccessLogRecord?, then: AfterExchange)
+    /// Answer with an error (text body, `Connection: close`), log it, close after the write.
+    case respondWithError(ProxyError, record: AccessLogRecord, closeUpstream: Bool)
+    /// Answer with the proxy's own response, log it, close after the write.
+    case respondLocally(LocalAnswer, record: AccessLogRecord)
+    /// Close the client connection now (and the upstream with it), logging `log` if set.
+    case close(closeUpstream: Bool, log: AccessLogRecord?)
+    /// Close once the last response's bytes are on the wire.
+    case closeAfterLastWrite
+    /// The upstream connection closed before answering: note the address as failing when
+    /// `blameAddress`, then connect again (another address first).
+    case retryUpstream(UpstreamRoute, blameAddress: Bool)
+    /// The upstream failed: note the address as failing when `blameAddress`, then run `then`.
+    indirect case upstreamFailed(blameAddress: Bool, then: ClientConnectionAction)
+    /// Dial a CONNECT target (plain TCP).
+    case connectTunnel(RequestTarget)
+    /// The CONNECT target answered: remove the HTTP handlers, say 200, glue the two channels.
+    case switchToConnectTunnel(record: AccessLogRecord, started: NIODeadline)
+    /// The origin accepted an upgrade: the 101 head goes out, then both channels are glued.
+    case switchToUpgradedTunnel(HTTPResponseHead, record: AccessLogRecord, started: NIODeadline)
+}
+
+extension ProxyError: Equatable {
+    public static func == (lhs: ProxyError, rhs: ProxyError) -> Bool {
+        lhs.kind == rhs.kind && lhs.message == rhs.message
+    }
+}
+
+

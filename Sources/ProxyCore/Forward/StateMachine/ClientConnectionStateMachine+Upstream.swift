@@ -1,0 +1,237 @@
+import NIOCore
+import NIOHTTP1
+
+/// What the connector (or the pool) says about the connection that now carries an exchange.
+struct UpstreamConnectInfo: Equatable {
+    /// Taken from the pool rather than dialed.
+    var pooled: Bool
+    var dialedIP: String?
+    var source: String?
+    var resolveMs: Double?
+    var connectMs: Double?
+    var tlsMs: Double?
+    var tlsResumed: Bool?
+    /// The upstream channel can take bytes now.
+    var writable: Bool = true
+}
+
+/// Why an upstream connection closed while it carried an exchange.
+enum UpstreamCloseReason: Equatable {
+    /// The origin closed (FIN) with no error.
+    case closed
+    /// A reset or another I/O error; `reason` is a short description for the client.
+    case failed(reason: String)
+    /// The origin broke HTTP framing (the decoder or the framing guard failed).
+    case invalidResponse(reason: String)
+}
+
+extension ClientConnectionStateMachine {
+    /// Whether a connect issued for exchange `number` is still wanted (a connect can complete after
+    /// its exchange failed or the client left; then the new channel is closed).
+    func wantsUpstream(forExchange number: Int) -> Bool {
+        guard number == exchangeNumber, case .exchange(let exchange) = state, exchange.upstream == .connecting else { return false }
+        return true
+    }
+
+    /// An upstream connection is attached to the current exchange: send the request.
+    mutating func upstreamConnected(_ info: UpstreamConnectInfo, now: NIODeadline) -> ClientConnectionAction {
+        guard case .exchange(var exchange) = state, exchange.upstream == .connecting else { return .none }
+        exchange.upstream = .attached(pooled: info.pooled)
+        upstreamWritable = info.writable
+        if info.pooled {
+            exchange.record.reused = true
+            exchange.record.source = "pool"
+            exchange.record.dialedIP = info.dialedIP
+        } else {
+            exchange.record.dialedIP = info.dialedIP
+            exchange.record.source = info.source
+            exchange.record.resolveMs = info.resolveMs
+            exchange.record.connectMs = info.connectMs
+            exchange.record.tlsMs = info.tlsMs
+            exchange.record.tlsResumed = info.tlsResumed
+        }
+        var parts: [HTTPClientRequestPart] = []
+        parts.reserveCapacity(exchange.buffered.count)
+        for part in exchange.buffered {
+            switch part {
+            case .head: break
+            case .body(let buffer): parts.append(.body(.byteBuffer(buffer)))
+            case .end(let trailers): parts.append(.end(trailers))
+            }
+        }
+        exchange.buffered.removeAll()
+        let timer = touchUpstream(&exchange, now: now)
+        state = .exchange(exchange)
+        return .sendRequest(exchange.request.head, buffered: parts, timer: timer)
+    }
+
+    /// No upstream could be had for the current exchange.
+    mutating func upstreamConnectFailed(_ error: ProxyError, now: NIODeadline) -> ClientConnectionAction {
+        guard case .exchange(let exchange) = state, exchange.upstream == .connecting else { return .none }
+        return failExchange(exchange, error, now: now)
+    }
+
+    /// A response head from the origin: interim (1xx), the final one, or the 101 of an upgrade.
+    mutating func upstreamHead(_ head: HTTPResponseHead, now: NIODeadline) -> ClientConnectionAction {
+        guard case .exchange(var exchange) = state else { return .none }
+        let code = head.status.code
+        if (100..<200).contains(code) && code != 101 {
+            exchange.responsePhase = .awaiting(sawBytes: true)
+            let timer = touchUpstream(&exchange, now: now)
+            state = .exchange(exchange)
+            // Interim responses (100 Continue, 103 Early Hints) go to HTTP/1.1 clients as they are.
+            guard exchange.clientHead.version.minor >= 1 else { return timer.map { .scheduleTimer($0) } ?? .none }
+            var interim = HTTPResponseHead(version: .http1_1, status: head.status)
+            for (name, value) in head.headers where !MessageRewriter.isHopByHop(name) {
+                interim.headers.add(name: name, value: value)
+            }
+            return .writeClient(.head(interim), timer: timer)
+        }
+        let isUpgrade = exchange.request.isUpgrade && code == 101
+        let response: MessageRewriter.RewrittenResponse
+        do throws(ProxyError) {
+            if code == 101 && !isUpgrade {
+                throw ProxyError(.invalidResponse, "\(exchange.target.host) switched protocols (101) without being asked to")
+            }
+            response = try MessageRewriter.rewriteResponse(
+                head,
+                requestMethod: exchange.clientHead.method,
+                clientVersion: exchange.clientHead.version,
+                clientKeepAlive: exchange.clientHead.isKeepAlive && !closeAfterExchange,
+                isUpgradeResponse: isUpgrade,
+                via: settings.via
+            )
+        } catch {
+            return failExchange(exchange, error, now: now)
+        }
+        exchange.record.status = Int(code)
+        if settings.accessLogEnabled {
+            exchange.record.ttfbMs = (now - exchange.started).milliseconds
+        }
+        if exchange.request.isUpgrade && !isUpgrade {
+            // The decoder stopped parsing after the upgrade request; this connection cannot carry
+            // another request.
+            closeAfterExchange = true
+        }
+        if isUpgrade {
+            var record = exchange.record
+            record.kind = .tunnel
+            state = .switchingProtocols(buffered: [])
+            return .switchToUpgradedTunnel(response.head, record: record, started: exchange.started)
+        }
+        exchange.responsePhase = .streaming(response)
+        let timer = touchUpstream(&exchange, now: now)
+        state = .exchange(exchange)
+        return .writeClient(.head(response.head), timer: timer)
+    }
+
+    mutating func upstreamBody(_ buffer: ByteBuffer, now: NIODeadline) -> ClientConnectionAction {
+        guard case .exchange(var exchange) = state else { return .none }
+        exchange.record.bytesDown += buffer.readableBytes
+        let timer = touchUpstream(&exchange, now: now)
+        state = .exchange(exchange)
+        return .writeClient(.body(.byteBuffer(buffer)), timer: timer)
+    }
+
+    /// The response ended. With the request complete too, the exchange is over; an early response
+    /// (the request body still coming) closes the connection: the rest cannot be skipped safely.
+    mutating func upstreamEnd(_ trailers: HTTPHeaders?, now: NIODeadline) -> ClientConnectionAction {
+        guard case .exchange(var exchange) = state, case .streaming(let response) = exchange.responsePhase else { return .none }
+        exchange.responsePhase = .complete(response)
+        exchange.lastUpstreamActivity = nil
+        let forwarded = response.clientFraming == .chunked ? MessageFraming.forwardableTrailers(trailers) : nil
+        let log = finalRecord(exchange, now: now)
+        guard exchange.requestComplete else {
+            closeAfterExchange = true
+            state = .closing
+            return .finishExchange(trailers: forwarded, upstream: .close, log: log, then: .closeAfterLastWrite)
+        }
+        let disposal: ClientConnectionAction.UpstreamDisposal = response.upstreamWillClose ? .close : .release
+        if closeAfterExchange || response.closeClient {
+            state = .closing
+            return .finishExchange(trailers: forwarded, upstream: disposal, log: log, then: .closeAfterLastWrite)
+        }
+        let deadline = now + configuration.clientIdleTimeout
+        state = .idle(.nextRequest(deadline))
+        _ = scheduleTimer(by: deadline)
+        return .finishExchange(trailers: forwarded, upstream: disposal, log: log, then: .next(idleDeadline: deadline))
+    }
+
+    /// The upstream connection of the current exchange closed.
+    mutating func upstreamClosed(_ reason: UpstreamCloseReason, now: NIODeadline) -> ClientConnectionAction {
+        guard case .exchange(var exchange) = state, case .attached(let pooled) = exchange.upstream else { return .none }
+        exchange.upstream = .none
+        if exchange.responseComplete {
+            state = .exchange(exchange)
+            return .none
+        }
+        if case .invalidResponse(let reason) = reason {
+            // The origin broke HTTP framing: not the address's fault, and not worth a retry.
+            return failExchange(exchange, ProxyError(.invalidResponse, "\(exchange.target.host) sent an invalid response: \(reason)"), now: now)
+        }
+        var blame = false
+        if !exchange.sawResponseBytes {
+            // Closed or reset before any response byte. On a fresh connection, or with a reset, the
+            // address is at fault: it goes into back-off and the retry avoids it. A pooled
+            // connection closed cleanly is the keep-alive race (the origin dropped an idle
+            // connection just as we reused it), which says nothing about the address.
+            blame = !pooled || reason != .closed
+            if !exchange.retried && exchange.isSafeToRetry {
+                // Idempotent and bodiless: sent again once, on another address when there is one.
+                exchange.retried = true
+                exchange.record.reused = false
+                exchange.lastUpstreamActivity = nil
+                exchange.upstream = .connecting
+                if exchange.requestComplete { exchange.buffered = [.end(nil)] }
+                state = .exchange(exchange)
+                return .retryUpstream(exchange.route, blameAddress: blame)
+            }
+        }
+        var detail = ""
+        if case .failed(let why) = reason { detail = " (\(why))" }
+        let error = ProxyError(
+            .upstreamClosed,
+            exchange.responseStarted
+                ? "\(exchange.target.host) closed the connection mid-response\(detail)"
+                : "\(exchange.target.host) closed the connection without answering\(detail)"
+        )
+        let failure = failExchange(exchange, error, now: now)
+        return blame ? .upstreamFailed(blameAddress: true, then: failure) : failure
+    }
+
+    // MARK: - CONNECT
+
+    /// The CONNECT target answered: the tunnel can be set up.
+    mutating func tunnelConnected(_ info: UpstreamConnectInfo) -> ClientConnectionAction {
+        guard case .connectingTunnel(var record, let started) = state else { return .none }
+        record.dialedIP = info.dialedIP
+        record.source = info.source
+        record.resolveMs = info.resolveMs
+        record.connectMs = info.connectMs
+        record.status = 200
+        state = .switchingProtocols(buffered: [])
+        return .switchToConnectTunnel(record: record, started: started)
+    }
+
+    mutating func tunnelConnectFailed(_ error: ProxyError, now: NIODeadline) -> ClientConnectionAction {
+        guard case .connectingTunnel(var record, let started) = state else { return .none }
+        record.error = error.message
+        var answered = record
+        answered.status = Int(error.status.code)
+        answered.totalMs = (now - started).milliseconds
+        state = .closing
+        return .respondWithError(error, record: answered, closeUpstream: false)
+    }
+
+    /// Whether a CONNECT dial that just completed is still wanted.
+    var wantsTunnel: Bool {
+        if case .connectingTunnel = state { return true }
+        return false
+    }
+
+    /// Whether raw client bytes now belong to a tunnel being set up.
+    var isSwitching: Bool {
+        if case .switchingProtocols = state { return true }
+        return false
+    }
+}

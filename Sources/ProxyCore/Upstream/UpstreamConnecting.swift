@@ -1,0 +1,25 @@
+import NIOCore
+
+/// What a client connection needs to reach an origin: `UpstreamConnector` in the proxy, a fake
+/// that hands out `EmbeddedChannel`s in the handler's tests.
+protocol UpstreamConnecting: Sendable {
+    /// Connects to `host`:`port` (TLS when `tls`); `avoiding`: addresses to try last.
+    /// `channelInitializer` sets up each attempt's pipeline.
+    func connect(
+        host: String,
+        port: Int,
+        tls: UpstreamTLS?,
+        avoiding: Set<String>,
+        on eventLoop: any EventLoop,
+        channelInitializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>
+    ) -> EventLoopFuture<ConnectedUpstream>
+
+    /// Learns that `address` failed (back-off for later dials).
+    func recordFailure(_ address: SocketAddress, error: (any Error)?)
+}
+
+extension UpstreamConnector: UpstreamConnecting {
+    func recordFailure(_ address: SocketAddress, error: (any Error)?) {
+        health?.recordFailure(address, kind: UpstreamFailureKind(connectionError: error))
+    }
+}

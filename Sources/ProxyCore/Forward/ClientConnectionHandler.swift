@@ -67,7 +67,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     private func becameActive() {
-        run(machine.activated(now: now))
+        run(machine.activated(now: now, draining: env.isDraining))
         observer.arm(onRequestBytes)
     }
 

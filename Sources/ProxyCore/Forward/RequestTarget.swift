@@ -30,7 +30,7 @@ public struct RequestTarget: Sendable, Hashable {
         }
         guard let scheme = Scheme(caseInsensitive: bytes[..<schemeEnd]) else {
             if uri.hasPrefix("/") { throw .originForm(uri) }
-            throw ProxyError(.unsupportedScheme, "scheme '\(ProxyError.sanitized(String(uri[..<schemeEnd].lowercased()), limit: 20))' is not supported (use http:// or https://)")
+            throw ProxyError(.unsupportedScheme, "scheme '\(ProxyError.sanitized(String(uri[..<schemeEnd].lowercased()), limit: 20))' is not supported (use http://, https://, ws:// or wss://)")
         }
         let slash = UInt8(ascii: "/")
         let afterScheme = bytes.index(after: schemeEnd)
@@ -171,7 +171,32 @@ extension RequestTarget.Scheme {
         switch (count, lowered) {
         case (4, 0x6874_7470): self = .http  // "http"
         case (5, 0x68_7474_7073): self = .https  // "https"
+        // WebSocket through an HTTP proxy: aiohttp and recent curl send the ws:// or wss:// URI in
+        // absolute form. The request is an HTTP upgrade to the same origin (RFC 6455 §3).
+        case (2, 0x7773): self = .http  // "ws"
+        case (3, 0x77_7373): self = .https  // "wss"
         default: return nil
         }
+    }
+}
+
+extension RequestTarget {
+    /// What an access-log line shows of a target that could not be parsed: the authority and
+    /// path as written (escaped, short), so a rejected request still says where it was going.
+    static func loggable(_ uri: String) -> (host: String, port: Int, path: String) {
+        var rest = Substring(uri)
+        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        var host = authority
+        var port = 0
+        if let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]"),
+            let number = Int(authority[authority.index(after: colon)...]), (0...65535).contains(number)
+        {
+            host = authority[..<colon]
+            port = number
+        }
+        let path = rest[authorityEnd...].prefix { $0 != "?" }
+        return (ProxyError.sanitized(String(host), limit: 100), port, ProxyError.sanitized(String(path), limit: 100))
     }
 }

@@ -70,9 +70,12 @@ struct ClientConnectionStateMachine {
 
     // MARK: - timers
 
-    /// The connection became active (or was set up active): its idle deadline starts now.
-    mutating func activated(now: NIODeadline) -> ClientConnectionAction {
+    /// The connection became active (or was set up active): its idle deadline starts now. A
+    /// connection accepted after shutdown began (it raced the listener's close) never saw the
+    /// quiesce event: it is quiesced at once.
+    mutating func activated(now: NIODeadline, draining: Bool) -> ClientConnectionAction {
         guard case .idle = state else { return .none }
+        if draining { return quiesce() }
         return becomeIdle(now: now)
     }
 
@@ -292,6 +295,10 @@ struct ClientConnectionStateMachine {
             rewritten = try MessageRewriter.rewriteRequest(head, target: target, via: settings.via)
         } catch {
             record.error = error.message
+            if record.host.isEmpty {
+                (record.host, record.port, record.path) = RequestTarget.loggable(head.uri)
+                if !settings.accessLogEnabled { record.path = "" }
+            }
             return respond(error, record: record, started: now, now: now)
         }
         if (head.method == .TRACE || head.method == .OPTIONS) && MessageRewriter.maxForwards(head.headers) == 0 {

@@ -222,46 +222,35 @@ struct ForwardProxyTests {
 
     @Test func refusedUpstreamGets502Fast() throws {
         let port = try Loopback.unusedPort(host: Loopback.deadHost)
-        // A refusal must be answered when it happens, not when the 60 s connect timeout expires.
-        let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--connect-timeout", "60s"])
+        // A refusal must be answered when it happens, not when the connect timeout expires: with a
+        // timeout longer than curl waits, only the refusal itself can produce the 502.
+        let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--connect-timeout", "600s"])
         defer { proxy.stop() }
-        let clock = ContinuousClock()
-        let start = clock.now
         let response = try Curl.fetch("http://\(Loopback.deadHost):\(port)/hello", proxy: proxy.proxyURL)
-        let elapsed = clock.now - start
         #expect(response.status == 502, proxy.diagnostics)
         #expect(response.bodyText.contains("connection refused"), "\(response.bodyText)")
-        #expect(elapsed < .seconds(30), "took \(elapsed): the proxy waited for the connect timeout")
         let entry = proxy.waitForAccessLog(where: { $0.int("status") == 502 })
         #expect(entry.map { !($0.string("error") ?? "").isEmpty } == true, "access log: \(proxy.stdoutText())")
     }
 
     /// The upstream timeout is a silence limit: an origin that never answers gets the client a 504,
     /// and one that stops halfway through a response is cut off (the client sees a truncated
-    /// response, never a wrong one), with the reason in the access log. Neither happens before
-    /// the timeout.
+    /// response, never a wrong one), with the reason in the access log. That neither happens
+    /// before the timeout is tested with a virtual clock (ClientConnectionHandlerExchangeTests).
     @Test func upstreamSilenceIsCutOffAfterTheTimeout() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--upstream-timeout", "300ms"])
         defer { proxy.stop() }
-        let clock = ContinuousClock()
-
-        var start = clock.now
         let unanswered = try Curl.fetch(origin.url("/slow"), proxy: proxy.proxyURL)
-        var elapsed = clock.now - start
         #expect(unanswered.status == 504, proxy.diagnostics)
-        #expect(elapsed >= .milliseconds(250), "answered before the upstream timeout: \(elapsed)")
-        #expect(elapsed < .seconds(30), "took \(elapsed)")
+        #expect(unanswered.bodyText.contains("did not answer within 300"), "\(unanswered.bodyText)")
         #expect(origin.requests().count == 1)
 
-        start = clock.now
         let stalled = try Curl.fetch(origin.url("/stall/1000"), proxy: proxy.proxyURL)
-        elapsed = clock.now - start
         #expect(stalled.status == 200, proxy.diagnostics)
         #expect(stalled.exitCode == 18, "curl should report a partial transfer: \(stalled.stderr)")
         #expect(stalled.body.count == 1000)
-        #expect(elapsed >= .milliseconds(250), "cut off before the upstream timeout: \(elapsed)")
         let entry = proxy.waitForAccessLog(where: { $0.int("status") == 200 })
         #expect(entry?.string("error")?.contains("stopped sending the response for 300") == true, "access log: \(proxy.stdoutText())")
     }

@@ -3,17 +3,38 @@
 /// `description` is built from the scheme, host, port and path only: resolver URLs carry
 /// signatures and account keys in the query (`s=`, `key=`) or userinfo, which must never reach logs.
 public struct CurlTransportError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: String, Sendable, CaseIterable {
-        case timeout
-        case connectFailed = "connect_failed"
+    /// What went wrong, without any detail: a private code behind static members.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        fileprivate enum Base: String, Sendable, CaseIterable {
+            case timeout = "timeout"
+            case connectFailed = "connect_failed"
+            case tls = "tls"
+            case tooLarge = "too_large"
+            case invalidRequest = "invalid_request"
+            case shutdown = "shutdown"
+            case other = "other"
+        }
+
+        fileprivate let base: Base
+
+        fileprivate init(_ base: Base) { self.base = base }
+
+        public static let timeout = Kind(.timeout)
+        public static let connectFailed = Kind(.connectFailed)
         /// Certificate or handshake problems.
-        case tls
+        public static let tls = Kind(.tls)
         /// The response body exceeded `CurlRequest.maxResponseBytes`.
-        case tooLarge = "too_large"
-        case invalidRequest = "invalid_request"
+        public static let tooLarge = Kind(.tooLarge)
+        public static let invalidRequest = Kind(.invalidRequest)
         /// The transport was shut down before or during the request.
-        case shutdown
-        case other
+        public static let shutdown = Kind(.shutdown)
+        public static let other = Kind(.other)
+
+        /// A bounded snake_case label: safe as a metric label or log key.
+        public var description: String { base.rawValue }
+
+        /// Every kind, e.g. to list the labels a metric can carry.
+        public static var all: [Kind] { Base.allCases.map(Kind.init) }
     }
 
     public var kind: Kind
@@ -29,13 +50,13 @@ public struct CurlTransportError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A bounded label (one of `Kind`'s raw values), safe as a metric label.
-    public var shortDescription: String { kind.rawValue }
+    public var shortDescription: String { kind.description }
 
     public var description: String {
         if let curlCode {
-            return "\(kind.rawValue): \(detail) (curl code \(curlCode))"
+            return "\(kind.description): \(detail) (curl code \(curlCode))"
         }
-        return "\(kind.rawValue): \(detail)"
+        return "\(kind.description): \(detail)"
     }
 
     public var isTimeout: Bool { kind == .timeout }

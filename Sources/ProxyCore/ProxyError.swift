@@ -4,30 +4,64 @@ import NIOHTTP1
 /// human explanation for the response body; `shortDescription` is a bounded label, safe for
 /// metrics and log keys (it never contains a host, address or user input).
 public struct ProxyError: Error, Sendable, CustomStringConvertible {
-    enum Kind: String, Sendable {
-        case malformedRequest = "malformed_request"
-        case headersTooLarge = "headers_too_large"
-        case uriTooLong = "uri_too_long"
-        case originFormRequest = "origin_form_request"
-        case unsupportedScheme = "unsupported_scheme"
-        case methodNotAllowed = "method_not_allowed"
-        case notImplemented = "not_implemented"
-        case connectPortDenied = "connect_port_denied"
-        case destinationDenied = "destination_denied"
-        case loopDetected = "loop_detected"
-        case resolveFailed = "resolve_failed"
-        case connectFailed = "connect_failed"
-        case connectTimeout = "connect_timeout"
+    /// What went wrong, without any detail: a private code behind static members.
+    struct Kind: Sendable, Hashable, CustomStringConvertible {
+        fileprivate enum Base: String, Sendable, CaseIterable {
+            case malformedRequest = "malformed_request"
+            case headersTooLarge = "headers_too_large"
+            case uriTooLong = "uri_too_long"
+            case originFormRequest = "origin_form_request"
+            case unsupportedScheme = "unsupported_scheme"
+            case methodNotAllowed = "method_not_allowed"
+            case notImplemented = "not_implemented"
+            case connectPortDenied = "connect_port_denied"
+            case destinationDenied = "destination_denied"
+            case loopDetected = "loop_detected"
+            case resolveFailed = "resolve_failed"
+            case connectFailed = "connect_failed"
+            case connectTimeout = "connect_timeout"
+            case tlsCertificateInvalid = "tls_certificate_invalid"
+            case tlsHandshakeFailed = "tls_handshake_failed"
+            case upstreamTimeout = "upstream_timeout"
+            case upstreamClosed = "upstream_closed"
+            case invalidResponse = "invalid_response"
+            case requestTimeout = "request_timeout"
+            case shuttingDown = "shutting_down"
+        }
+
+        fileprivate let base: Base
+
+        fileprivate init(_ base: Base) { self.base = base }
+
+        static let malformedRequest = Kind(.malformedRequest)
+        static let headersTooLarge = Kind(.headersTooLarge)
+        static let uriTooLong = Kind(.uriTooLong)
+        static let originFormRequest = Kind(.originFormRequest)
+        static let unsupportedScheme = Kind(.unsupportedScheme)
+        static let methodNotAllowed = Kind(.methodNotAllowed)
+        static let notImplemented = Kind(.notImplemented)
+        static let connectPortDenied = Kind(.connectPortDenied)
+        static let destinationDenied = Kind(.destinationDenied)
+        static let loopDetected = Kind(.loopDetected)
+        static let resolveFailed = Kind(.resolveFailed)
+        static let connectFailed = Kind(.connectFailed)
+        static let connectTimeout = Kind(.connectTimeout)
         /// Every address presented a certificate that failed verification (or a pin mismatch).
-        case tlsCertificateInvalid = "tls_certificate_invalid"
+        static let tlsCertificateInvalid = Kind(.tlsCertificateInvalid)
         /// The TLS handshake failed on every address for another reason (alert, reset, no common version).
-        case tlsHandshakeFailed = "tls_handshake_failed"
-        case upstreamTimeout = "upstream_timeout"
-        case upstreamClosed = "upstream_closed"
+        static let tlsHandshakeFailed = Kind(.tlsHandshakeFailed)
+        static let upstreamTimeout = Kind(.upstreamTimeout)
+        static let upstreamClosed = Kind(.upstreamClosed)
         /// The origin's response broke HTTP/1.1 framing or the exchange (it is never relayed).
-        case invalidResponse = "invalid_response"
-        case requestTimeout = "request_timeout"
-        case shuttingDown = "shutting_down"
+        static let invalidResponse = Kind(.invalidResponse)
+        static let requestTimeout = Kind(.requestTimeout)
+        static let shuttingDown = Kind(.shuttingDown)
+
+        /// A bounded snake_case label: safe as a metric label or log key.
+        var description: String { base.rawValue }
+
+        /// Every kind, e.g. to list the labels a metric can carry.
+        static var all: [Kind] { Base.allCases.map(Kind.init) }
     }
 
     let kind: Kind
@@ -40,13 +74,13 @@ public struct ProxyError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A bounded label: safe as a metric label or log key.
-    public var shortDescription: String { kind.rawValue }
+    public var shortDescription: String { kind.description }
 
     public var description: String { message }
 
     /// The status the client is answered with.
     public var status: HTTPResponseStatus {
-        switch kind {
+        switch kind.base {
         case .malformedRequest, .originFormRequest: return .badRequest
         case .headersTooLarge: return .requestHeaderFieldsTooLarge
         case .uriTooLong: return .uriTooLong

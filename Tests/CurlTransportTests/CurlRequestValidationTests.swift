@@ -52,7 +52,7 @@ struct CurlRequestValidationTests {
 
     @Test("every error kind has a distinct bounded label")
     func labels() {
-        let labels = CurlTransportError.Kind.allCases.map(\.rawValue)
+        let labels = CurlTransportError.Kind.all.map(\.description)
         #expect(Set(labels).count == labels.count)
         #expect(labels.allSatisfy { $0.allSatisfy { $0.isLowercase || $0 == "_" } })
     }

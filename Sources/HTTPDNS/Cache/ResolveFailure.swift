@@ -1,21 +1,58 @@
 /// Why a name could not be resolved. `kind` is bounded, so `shortDescription` is safe as a metric
 /// label; `message` may name hosts and servers and belongs in logs only.
 public struct ResolveFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Codable, CaseIterable {
+    /// What went wrong, without any detail: a private code behind static members.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible, Codable {
+        fileprivate enum Base: String, Sendable, CaseIterable {
+            case nxdomain = "nxdomain"
+            case noData = "no_data"
+            case timeout = "timeout"
+            case network = "network"
+            case server = "server"
+            case auth = "auth"
+            case malformed = "malformed"
+            case cancelled = "cancelled"
+        }
+
+        fileprivate let base: Base
+
+        fileprivate init(_ base: Base) { self.base = base }
+
         /// The name does not exist (cached negatively).
-        case nxdomain
+        public static let nxdomain = Kind(.nxdomain)
         /// The name exists but has no address of the asked family (cached negatively).
-        case noData = "no_data"
-        case timeout
-        case network
+        public static let noData = Kind(.noData)
+        public static let timeout = Kind(.timeout)
+        public static let network = Kind(.network)
         /// The service answered with an error status.
-        case server
+        public static let server = Kind(.server)
         /// The service rejected our credentials or signature.
-        case auth
+        public static let auth = Kind(.auth)
         /// The answer could not be parsed.
-        case malformed
+        public static let malformed = Kind(.malformed)
         /// The caller or the resolver went away before an answer arrived.
-        case cancelled
+        public static let cancelled = Kind(.cancelled)
+
+        /// A bounded snake_case label: safe as a metric label or log key.
+        public var description: String { base.rawValue }
+
+        /// Every kind, e.g. to list the labels a metric can carry.
+        public static var all: [Kind] { Base.allCases.map(Kind.init) }
+
+        /// Persisted as its label (the cache file keeps negative answers' kinds).
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            let label = try container.decode(String.self)
+            guard let base = Base(rawValue: label) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "unknown failure kind '\(label)'")
+            }
+            self.init(base)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(base.rawValue)
+        }
     }
 
     public var kind: Kind
@@ -35,9 +72,9 @@ public struct ResolveFailure: Error, Sendable, Equatable, CustomStringConvertibl
     public var isCacheable: Bool { kind == .nxdomain || kind == .noData }
 
     /// A bounded label: safe as a metric label or log key.
-    public var shortDescription: String { kind.rawValue }
+    public var shortDescription: String { kind.description }
 
-    public var description: String { "\(kind.rawValue): \(message)" }
+    public var description: String { "\(kind.description): \(message)" }
 }
 
 extension ResolveFailure {

@@ -102,7 +102,7 @@ public final class ResolverStats: Sendable {
                 counters.stats.successes += 1
             case .failure(let failure):
                 if failure.kind == .timeout { counters.stats.timeouts += 1 }
-                counters.stats.errorsByKind[failure.kind.rawValue, default: 0] += 1
+                counters.stats.errorsByKind[failure.kind.description, default: 0] += 1
             }
         }
     }

@@ -178,7 +178,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
                 text: Self.report(host: host, provider: provider.name, source: "httpdns", v4: answer.ipv4, v6: answer.ipv6, ttl: answer.ttl, rtt: rtt, server: answer.serverIP)
             ))
         } catch {
-            return .failure(ResolveReport(text: "\(host): \(provider.name) provider has no answer: \(error.kind.rawValue): \(error.message)"))
+            return .failure(ResolveReport(text: "\(host): \(provider.name) provider has no answer: \(error.kind.description): \(error.message)"))
         }
     }
 

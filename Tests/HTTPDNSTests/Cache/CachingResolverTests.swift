@@ -77,7 +77,7 @@ import Testing
     func nameErrorsAreCachedNegatively(kind: ResolveFailure.Kind) async throws {
         let harness = ResolverHarness()
         harness.upstream.fail("nx.example", kind, negativeTTL: .seconds(10))
-        let failure = ResolveFailure(kind: kind, message: "fake \(kind.rawValue)", negativeTTL: .seconds(10))
+        let failure = ResolveFailure(kind: kind, message: "fake \(kind.description)", negativeTTL: .seconds(10))
         try await harness.running {
             await #expect(throws: failure) { try await harness.resolver.resolve("nx.example") }
             await #expect(throws: failure) { try await harness.resolver.resolve("nx.example") }

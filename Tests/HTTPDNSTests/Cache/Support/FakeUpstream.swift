@@ -39,7 +39,7 @@ final class FakeUpstream: Sendable {
     }
 
     func fail(_ name: String, _ kind: ResolveFailure.Kind, negativeTTL: Duration? = nil) {
-        set(name, .failure(ResolveFailure(kind: kind, message: "fake \(kind.rawValue)", negativeTTL: negativeTTL)))
+        set(name, .failure(ResolveFailure(kind: kind, message: "fake \(kind.description)", negativeTTL: negativeTTL)))
     }
 
     static func defaultAnswer(for name: String, ttl: Duration) -> ResolvedAnswer {

@@ -156,7 +156,7 @@ import Testing
         }
         #expect(sent.uri == "/p")
         #expect(sent.headers["Content-Length"] == ["3"])
-        #expect(buffered == [.body(.byteBuffer(ByteBuffer(string: "abc")))])
+        #expect(buffered == [.body(ByteBuffer(string: "abc"))])
         #expect(m.readAllowed)
         #expect(m.requestPart(.end(nil), now: at(2), draining: false) == .writeUpstream(.end(nil), timer: nil))
     }

@@ -144,7 +144,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             }
         case .sendRequest(let head, let buffered, let deadline):
             upstream?.write(.head(head))
-            for part in buffered { upstream?.write(part) }
+            for part in buffered {
+                switch part {
+                case .head: break
+                case .body(let buffer): upstream?.write(.body(.byteBuffer(buffer)))
+                case .end(let trailers): upstream?.write(.end(trailers))
+                }
+            }
             upstream?.flush()
             if let deadline { schedule(deadline, context: context) }
         case .writeUpstream(let part, let deadline):

@@ -27,8 +27,9 @@ enum ClientConnectionAction: Equatable {
     /// Find an upstream for the current exchange: the pool first when `allowPooled`, else a dial
     /// through the connector, with `avoiding` tried last.
     case connectUpstream(UpstreamRoute, avoiding: Set<String>, allowPooled: Bool)
-    /// A connection was just attached: send the head and every buffered part, flush.
-    case sendRequest(HTTPRequestHead, buffered: [HTTPClientRequestPart], timer: NIODeadline?)
+    /// A connection was just attached: send the head and every buffered part (bodies and the
+    /// end, never a head), flush.
+    case sendRequest(HTTPRequestHead, buffered: [HTTPServerRequestPart], timer: NIODeadline?)
     /// Forward a request part upstream (flushing after the end).
     case writeUpstream(HTTPClientRequestPart, timer: NIODeadline?)
     /// Write a response part to the client (`flush` after the end).

@@ -29,56 +29,45 @@ extension ClientConnectionStateMachine {
     /// Whether a connect issued for exchange `number` is still wanted (a connect can complete after
     /// its exchange failed or the client left; then the new channel is closed).
     func wantsUpstream(forExchange number: Int) -> Bool {
-        guard number == exchangeNumber, case .exchange(let exchange) = state, exchange.upstream == .connecting else { return false }
-        return true
+        number == exchangeNumber && current?.upstream == .connecting
     }
 
     /// An upstream connection is attached to the current exchange: send the request.
     mutating func upstreamConnected(_ info: UpstreamConnectInfo, now: NIODeadline) -> ClientConnectionAction {
-        guard case .exchange(var exchange) = state, exchange.upstream == .connecting else { return .none }
-        exchange.upstream = .attached(pooled: info.pooled)
+        guard current?.upstream == .connecting else { return .none }
+        current!.upstream = .attached(pooled: info.pooled)
         upstreamWritable = info.writable
         if info.pooled {
-            exchange.record.reused = true
-            exchange.record.source = "pool"
-            exchange.record.dialedIP = info.dialedIP
+            current!.record.reused = true
+            current!.record.source = "pool"
+            current!.record.dialedIP = info.dialedIP
         } else {
-            exchange.record.dialedIP = info.dialedIP
-            exchange.record.source = info.source
-            exchange.record.resolveMs = info.resolveMs
-            exchange.record.connectMs = info.connectMs
-            exchange.record.tlsMs = info.tlsMs
-            exchange.record.tlsResumed = info.tlsResumed
+            current!.record.dialedIP = info.dialedIP
+            current!.record.source = info.source
+            current!.record.resolveMs = info.resolveMs
+            current!.record.connectMs = info.connectMs
+            current!.record.tlsMs = info.tlsMs
+            current!.record.tlsResumed = info.tlsResumed
         }
-        var parts: [HTTPClientRequestPart] = []
-        parts.reserveCapacity(exchange.buffered.count)
-        for part in exchange.buffered {
-            switch part {
-            case .head: break
-            case .body(let buffer): parts.append(.body(.byteBuffer(buffer)))
-            case .end(let trailers): parts.append(.end(trailers))
-            }
-        }
-        exchange.buffered.removeAll()
-        let timer = touchUpstream(&exchange, now: now)
-        state = .exchange(exchange)
-        return .sendRequest(exchange.request.head, buffered: parts, timer: timer)
+        // The parts that waited go out behind the head; the array moves into the action.
+        let buffered = current!.buffered
+        current!.buffered = []
+        return .sendRequest(current!.request.head, buffered: buffered, timer: touchUpstream(now: now))
     }
 
     /// No upstream could be had for the current exchange.
     mutating func upstreamConnectFailed(_ error: ProxyError, now: NIODeadline) -> ClientConnectionAction {
-        guard case .exchange(let exchange) = state, exchange.upstream == .connecting else { return .none }
+        guard let exchange = current, exchange.upstream == .connecting else { return .none }
         return failExchange(exchange, error, now: now)
     }
 
     /// A response head from the origin: interim (1xx), the final one, or the 101 of an upgrade.
     mutating func upstreamHead(_ head: HTTPResponseHead, now: NIODeadline) -> ClientConnectionAction {
-        guard case .exchange(var exchange) = state else { return .none }
+        guard let exchange = current else { return .none }
         let code = head.status.code
         if (100..<200).contains(code) && code != 101 {
-            exchange.responsePhase = .awaiting(sawBytes: true)
-            let timer = touchUpstream(&exchange, now: now)
-            state = .exchange(exchange)
+            current!.responsePhase = .awaiting(sawBytes: true)
+            let timer = touchUpstream(now: now)
             // Interim responses (100 Continue, 103 Early Hints) go to HTTP/1.1 clients as they are.
             guard exchange.clientHead.version.minor >= 1 else { return timer.map { .scheduleTimer($0) } ?? .none }
             var interim = HTTPResponseHead(version: .http1_1, status: head.status)
@@ -104,9 +93,9 @@ extension ClientConnectionStateMachine {
         } catch {
             return failExchange(exchange, error, now: now)
         }
-        exchange.record.status = Int(code)
+        current!.record.status = Int(code)
         if settings.accessLogEnabled {
-            exchange.record.ttfbMs = (now - exchange.started).milliseconds
+            current!.record.ttfbMs = (now - exchange.started).milliseconds
         }
         if exchange.request.isUpgrade && !isUpgrade {
             // The decoder stopped parsing after the upgrade request; this connection cannot carry
@@ -114,31 +103,28 @@ extension ClientConnectionStateMachine {
             closeAfterExchange = true
         }
         if isUpgrade {
-            var record = exchange.record
+            var record = current!.record
             record.kind = .tunnel
             state = .switchingProtocols(buffered: [])
             return .switchToUpgradedTunnel(response.head, record: record, started: exchange.started)
         }
-        exchange.responsePhase = .streaming(response)
-        let timer = touchUpstream(&exchange, now: now)
-        state = .exchange(exchange)
-        return .writeClient(.head(response.head), timer: timer)
+        current!.responsePhase = .streaming(response)
+        return .writeClient(.head(response.head), timer: touchUpstream(now: now))
     }
 
     mutating func upstreamBody(_ buffer: ByteBuffer, now: NIODeadline) -> ClientConnectionAction {
-        guard case .exchange(var exchange) = state else { return .none }
-        exchange.record.bytesDown += buffer.readableBytes
-        let timer = touchUpstream(&exchange, now: now)
-        state = .exchange(exchange)
-        return .writeClient(.body(.byteBuffer(buffer)), timer: timer)
+        guard current != nil else { return .none }
+        current!.record.bytesDown += buffer.readableBytes
+        return .writeClient(.body(.byteBuffer(buffer)), timer: touchUpstream(now: now))
     }
 
     /// The response ended. With the request complete too, the exchange is over; an early response
     /// (the request body still coming) closes the connection: the rest cannot be skipped safely.
     mutating func upstreamEnd(_ trailers: HTTPHeaders?, now: NIODeadline) -> ClientConnectionAction {
-        guard case .exchange(var exchange) = state, case .streaming(let response) = exchange.responsePhase else { return .none }
-        exchange.responsePhase = .complete(response)
-        exchange.lastUpstreamActivity = nil
+        guard case .streaming(let response) = current?.responsePhase else { return .none }
+        current!.responsePhase = .complete(response)
+        current!.lastUpstreamActivity = nil
+        let exchange = current!
         let forwarded = response.clientFraming == .chunked ? MessageFraming.forwardableTrailers(trailers) : nil
         let log = finalRecord(exchange, now: now)
         guard exchange.requestComplete else {
@@ -159,12 +145,10 @@ extension ClientConnectionStateMachine {
 
     /// The upstream connection of the current exchange closed.
     mutating func upstreamClosed(_ reason: UpstreamCloseReason, now: NIODeadline) -> ClientConnectionAction {
-        guard case .exchange(var exchange) = state, case .attached(let pooled) = exchange.upstream else { return .none }
+        guard var exchange = current, case .attached(let pooled) = exchange.upstream else { return .none }
         exchange.upstream = .none
-        if exchange.responseComplete {
-            state = .exchange(exchange)
-            return .none
-        }
+        current!.upstream = .none
+        if exchange.responseComplete { return .none }
         if case .invalidResponse(let reason) = reason {
             // The origin broke HTTP framing: not the address's fault, and not worth a retry.
             return failExchange(exchange, ProxyError(.invalidResponse, "\(exchange.target.host) sent an invalid response: \(reason)"), now: now)
@@ -183,7 +167,7 @@ extension ClientConnectionStateMachine {
                 exchange.lastUpstreamActivity = nil
                 exchange.upstream = .connecting
                 if exchange.requestComplete { exchange.buffered = [.end(nil)] }
-                state = .exchange(exchange)
+                current = exchange
                 return .retryUpstream(exchange.route, blameAddress: blame)
             }
         }

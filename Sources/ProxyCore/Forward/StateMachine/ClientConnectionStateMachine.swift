@@ -35,7 +35,9 @@ struct ClientConnectionStateMachine {
     enum State {
         /// No request in progress.
         case idle(Wait)
-        case exchange(ExchangeState)
+        /// A request in progress: its data is `current` (kept out of the enum, so that events
+        /// mutate it in place instead of copying it out and back).
+        case exchange
         /// A CONNECT target is being dialed; nothing is read meanwhile.
         case connectingTunnel(record: AccessLogRecord, started: NIODeadline)
         /// The HTTP handlers are being removed; raw client bytes wait here for the tunnel.
@@ -46,7 +48,14 @@ struct ClientConnectionStateMachine {
     }
 
     var settings: Settings
-    var state: State
+    var state: State {
+        didSet {
+            if case .exchange = state { return }
+            current = nil
+        }
+    }
+    /// The exchange in progress; set exactly while `state` is `.exchange`.
+    var current: ExchangeState?
     /// Request parts read while an earlier request was still being served (pipelining).
     private(set) var queued = CircularBuffer<HTTPServerRequestPart>()
     /// The connection closes after the current exchange (client asked, HTTP/1.0, draining, an
@@ -119,8 +128,8 @@ struct ClientConnectionStateMachine {
                     now: now
                 )
             }
-        case .exchange(var exchange):
-            guard let last = exchange.lastUpstreamActivity else { return .none }
+        case .exchange:
+            guard var exchange = current, let last = exchange.lastUpstreamActivity else { return .none }
             let due = last + configuration.upstreamTimeout
             if due > now {
                 timerDeadline = due
@@ -140,9 +149,10 @@ struct ClientConnectionStateMachine {
         }
     }
 
-    /// Moves the exchange's upstream-activity stamp; returns the timer deadline to schedule, if any.
-    mutating func touchUpstream(_ exchange: inout ExchangeState, now: NIODeadline) -> NIODeadline? {
-        exchange.lastUpstreamActivity = now
+    /// Moves the current exchange's upstream-activity stamp; returns the timer deadline to
+    /// schedule, if any.
+    mutating func touchUpstream(now: NIODeadline) -> NIODeadline? {
+        current?.lastUpstreamActivity = now
         return scheduleTimer(by: now + configuration.upstreamTimeout)
     }
 
@@ -153,8 +163,8 @@ struct ClientConnectionStateMachine {
         switch state {
         case .idle:
             return queued.isEmpty
-        case .exchange(let exchange):
-            guard queued.isEmpty else { return false }
+        case .exchange:
+            guard queued.isEmpty, let exchange = current else { return false }
             // After an upgrade request the decoder has stopped parsing; more reads would only
             // grow its buffer until the origin answers.
             if exchange.requestComplete { return !exchange.request.isUpgrade }
@@ -196,7 +206,7 @@ struct ClientConnectionStateMachine {
             // Nothing more is served: after an answer that closes, after a CONNECT head (only its
             // `.end` comes), during a switch (raw bytes come through `rawBytes`).
             return .none
-        case .exchange(let exchange) where exchange.requestComplete:
+        case .exchange where current?.requestComplete == true:
             queued.append(part)
             return .none
         case .idle where !queued.isEmpty:
@@ -213,7 +223,7 @@ struct ClientConnectionStateMachine {
         switch state {
         case .idle:
             return queued.popFirst()
-        case .exchange(let exchange) where !exchange.requestComplete:
+        case .exchange where current?.requestComplete == false:
             return queued.popFirst()
         default:
             return nil
@@ -229,27 +239,21 @@ struct ClientConnectionStateMachine {
         case .head(let head):
             return startRequest(head, now: now, draining: draining)
         case .body(let buffer):
-            guard case .exchange(var exchange) = state else { return .none }
-            exchange.record.bytesUp += buffer.readableBytes
-            if case .attached = exchange.upstream {
-                let timer = touchUpstream(&exchange, now: now)
-                state = .exchange(exchange)
-                return .writeUpstream(.body(.byteBuffer(buffer)), timer: timer)
+            guard current != nil else { return .none }
+            current!.record.bytesUp += buffer.readableBytes
+            if case .attached = current!.upstream {
+                return .writeUpstream(.body(.byteBuffer(buffer)), timer: touchUpstream(now: now))
             }
-            exchange.buffered.append(part)
-            state = .exchange(exchange)
+            current!.buffered.append(part)
             return .none
         case .end(let trailers):
-            guard case .exchange(var exchange) = state else { return .none }
-            exchange.requestPhase = .complete
-            let forwarded = exchange.request.framing == .chunked ? MessageFraming.forwardableTrailers(trailers) : nil
-            if case .attached = exchange.upstream {
-                let timer = touchUpstream(&exchange, now: now)
-                state = .exchange(exchange)
-                return .writeUpstream(.end(forwarded), timer: timer)
+            guard current != nil else { return .none }
+            current!.requestPhase = .complete
+            let forwarded = current!.request.framing == .chunked ? MessageFraming.forwardableTrailers(trailers) : nil
+            if case .attached = current!.upstream {
+                return .writeUpstream(.end(forwarded), timer: touchUpstream(now: now))
             }
-            exchange.buffered.append(.end(forwarded))
-            state = .exchange(exchange)
+            current!.buffered.append(.end(forwarded))
             return .none
         }
     }
@@ -312,9 +316,8 @@ struct ClientConnectionStateMachine {
         record.tls = route.tls != nil
         if !head.isKeepAlive || draining { closeAfterExchange = true }
         exchangeNumber += 1
-        state = .exchange(
-            ExchangeState(clientHead: head, target: target, route: route, request: rewritten, record: record, started: now)
-        )
+        state = .exchange
+        current = ExchangeState(clientHead: head, target: target, route: route, request: rewritten, record: record, started: now)
         return .connectUpstream(route, avoiding: [], allowPooled: true)
     }
 
@@ -348,13 +351,13 @@ struct ClientConnectionStateMachine {
         case .closing, .closed, .switchingProtocols, .connectingTunnel:
             // Already answered (or past HTTP): bytes after a rejected request get no second answer.
             return .none
-        case .exchange(var exchange) where exchange.responseStarted:
+        case .exchange:
+            guard var exchange = current else { return .none }
+            guard exchange.responseStarted else { return failExchange(exchange, proxyError, now: now) }
             // Too late for an answer of our own: the client sees a truncated response.
             exchange.record.error = proxyError.message
             state = .closing
             return .close(closeUpstream: true, log: finalRecord(exchange, now: now))
-        case .exchange(let exchange):
-            return failExchange(exchange, proxyError, now: now)
         case .idle:
             return failConnection(proxyError, now: now)
         }
@@ -365,7 +368,8 @@ struct ClientConnectionStateMachine {
         switch state {
         case .closed:
             return .none
-        case .exchange(var exchange):
+        case .exchange:
+            guard var exchange = current else { return .none }
             if exchange.record.error == nil { exchange.record.error = "client connection error" }
             state = .closed
             return .close(closeUpstream: true, log: finalRecord(exchange, now: now))
@@ -379,7 +383,7 @@ struct ClientConnectionStateMachine {
     mutating func clientClosed(now: NIODeadline) -> ClientConnectionAction {
         queued.removeAll()
         defer { state = .closed }
-        guard case .exchange(var exchange) = state else { return .none }
+        guard case .exchange = state, var exchange = current else { return .none }
         if exchange.record.error == nil && !exchange.responseComplete {
             exchange.record.error = "client closed the connection"
         }

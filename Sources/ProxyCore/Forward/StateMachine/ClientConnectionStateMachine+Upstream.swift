@@ -63,41 +63,44 @@ extension ClientConnectionStateMachine {
 
     /// A response head from the origin: interim (1xx), the final one, or the 101 of an upgrade.
     mutating func upstreamHead(_ head: HTTPResponseHead, now: NIODeadline) -> ClientConnectionAction {
-        guard let exchange = current else { return .none }
+        // Fields are read in place (`current!.field`) on this per-response path: binding the
+        // whole exchange would copy it.
+        guard current != nil else { return .none }
         let code = head.status.code
         if (100..<200).contains(code) && code != 101 {
             current!.responsePhase = .awaiting(sawBytes: true)
             let timer = touchUpstream(now: now)
             // Interim responses (100 Continue, 103 Early Hints) go to HTTP/1.1 clients as they are.
-            guard exchange.clientHead.version.minor >= 1 else { return timer.map { .scheduleTimer($0) } ?? .none }
+            guard current!.clientHead.version.minor >= 1 else { return timer.map { .scheduleTimer($0) } ?? .none }
             var interim = HTTPResponseHead(version: .http1_1, status: head.status)
             for (name, value) in head.headers where !MessageRewriter.isHopByHop(name) {
                 interim.headers.add(name: name, value: value)
             }
             return .writeClient(.head(interim), timer: timer)
         }
-        let isUpgrade = exchange.request.isUpgrade && code == 101
+        let wantsUpgrade = current!.request.isUpgrade
+        let isUpgrade = wantsUpgrade && code == 101
         let response: MessageRewriter.RewrittenResponse
         do throws(ProxyError) {
             if code == 101 && !isUpgrade {
-                throw ProxyError(.invalidResponse, "\(exchange.target.host) switched protocols (101) without being asked to")
+                throw ProxyError(.invalidResponse, "\(current!.target.host) switched protocols (101) without being asked to")
             }
             response = try MessageRewriter.rewriteResponse(
                 head,
-                requestMethod: exchange.clientHead.method,
-                clientVersion: exchange.clientHead.version,
-                clientKeepAlive: exchange.clientHead.isKeepAlive && !closeAfterExchange,
+                requestMethod: current!.clientHead.method,
+                clientVersion: current!.clientHead.version,
+                clientKeepAlive: current!.clientHead.isKeepAlive && !closeAfterExchange,
                 isUpgradeResponse: isUpgrade,
                 via: settings.via
             )
         } catch {
-            return failExchange(exchange, error, now: now)
+            return failExchange(current!, error, now: now)
         }
         current!.record.status = Int(code)
         if settings.accessLogEnabled {
-            current!.record.ttfbMs = (now - exchange.started).milliseconds
+            current!.record.ttfbMs = (now - current!.started).milliseconds
         }
-        if exchange.request.isUpgrade && !isUpgrade {
+        if wantsUpgrade && !isUpgrade {
             // The decoder stopped parsing after the upgrade request; this connection cannot carry
             // another request.
             closeAfterExchange = true
@@ -105,8 +108,9 @@ extension ClientConnectionStateMachine {
         if isUpgrade {
             var record = current!.record
             record.kind = .tunnel
+            let started = current!.started
             state = .switchingProtocols(buffered: [])
-            return .switchToUpgradedTunnel(response.head, record: record, started: exchange.started)
+            return .switchToUpgradedTunnel(response.head, record: record, started: started)
         }
         current!.responsePhase = .streaming(response)
         return .writeClient(.head(response.head), timer: touchUpstream(now: now))
@@ -124,10 +128,9 @@ extension ClientConnectionStateMachine {
         guard case .streaming(let response) = current?.responsePhase else { return .none }
         current!.responsePhase = .complete(response)
         current!.lastUpstreamActivity = nil
-        let exchange = current!
         let forwarded = response.clientFraming == .chunked ? MessageFraming.forwardableTrailers(trailers) : nil
-        let log = finalRecord(exchange, now: now)
-        guard exchange.requestComplete else {
+        let log = currentRecord(now: now)
+        guard current!.requestComplete else {
             closeAfterExchange = true
             state = .closing
             return .finishExchange(trailers: forwarded, upstream: .close, log: log, then: .closeAfterLastWrite)

@@ -164,12 +164,13 @@ struct ClientConnectionStateMachine {
         case .idle:
             return queued.isEmpty
         case .exchange:
-            guard queued.isEmpty, let exchange = current else { return false }
+            // Read in place (`current!.field`): binding the whole exchange would copy it.
+            guard queued.isEmpty, current != nil else { return false }
             // After an upgrade request the decoder has stopped parsing; more reads would only
             // grow its buffer until the origin answers.
-            if exchange.requestComplete { return !exchange.request.isUpgrade }
-            switch exchange.upstream {
-            case .connecting, .none: return exchange.buffered.isEmpty
+            if current!.requestComplete { return !current!.request.isUpgrade }
+            switch current!.upstream {
+            case .connecting, .none: return current!.buffered.isEmpty
             case .attached: return upstreamWritable
             }
         case .switchingProtocols:
@@ -437,6 +438,15 @@ struct ClientConnectionStateMachine {
         queued.removeAll()
         state = .closing
         return .respondWithError(error, record: record, closeUpstream: true)
+    }
+
+    /// The current exchange's record to log (nil when nobody reads the access log), copying the
+    /// record only.
+    func currentRecord(now: NIODeadline) -> AccessLogRecord? {
+        guard settings.accessLogEnabled, current != nil else { return nil }
+        var record = current!.record
+        record.totalMs = (now - current!.started).milliseconds
+        return record
     }
 
     /// The record to log for a finished exchange, or nil when nobody reads the access log.

@@ -42,7 +42,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         )
     }
 
-    var now: NIODeadline { context?.eventLoop.now ?? .now() }
+    /// The loop's clock (virtual on an EmbeddedEventLoop); the pool belongs to this channel's loop.
+    var now: NIODeadline { pool.eventLoop.now }
 
     // MARK: - lifecycle
 
@@ -129,9 +130,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     // MARK: - actions
 
-    func run(_ action: ClientConnectionAction) {
+    func run(_ action: consuming ClientConnectionAction) {
         guard let context else { return }
-        switch action {
+        // Consumed: the payloads move out of the action instead of being copied.
+        switch consume action {
         case .none:
             break
         case .scheduleTimer(let deadline):

@@ -140,7 +140,7 @@ extension ClientConnectionStateMachine {
             state = .closing
             return .finishExchange(trailers: forwarded, upstream: disposal, log: log, then: .closeAfterLastWrite)
         }
-        let deadline = now + configuration.clientIdleTimeout
+        let deadline = now + settings.configuration.clientIdleTimeout
         state = .idle(.nextRequest(deadline))
         _ = scheduleTimer(by: deadline)
         return .finishExchange(trailers: forwarded, upstream: disposal, log: log, then: .next(idleDeadline: deadline))

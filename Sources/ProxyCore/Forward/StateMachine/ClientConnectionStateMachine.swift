@@ -75,7 +75,8 @@ struct ClientConnectionStateMachine {
         self.state = .idle(.nextRequest(now + settings.configuration.clientIdleTimeout))
     }
 
-    var configuration: ProxyConfiguration { settings.configuration }
+    // The configuration is read as `settings.configuration.field`: a stored-property path, not a
+    // copy of the whole (large) struct per event.
 
     // MARK: - timers
 
@@ -89,7 +90,7 @@ struct ClientConnectionStateMachine {
     }
 
     private mutating func becomeIdle(now: NIODeadline) -> ClientConnectionAction {
-        let deadline = now + configuration.clientIdleTimeout
+        let deadline = now + settings.configuration.clientIdleTimeout
         state = .idle(.nextRequest(deadline))
         return scheduleTimer(by: deadline).map { .scheduleTimer($0) } ?? .none
     }
@@ -105,7 +106,7 @@ struct ClientConnectionStateMachine {
     /// The first raw bytes of a request arrived: the head must be complete within the header timeout.
     mutating func requestBytesArrived(now: NIODeadline) -> ClientConnectionAction {
         guard case .idle = state, queued.isEmpty else { return .none }
-        let deadline = now + configuration.headerTimeout
+        let deadline = now + settings.configuration.headerTimeout
         state = .idle(.requestHead(deadline))
         return scheduleTimer(by: deadline).map { .scheduleTimer($0) } ?? .none
     }
@@ -124,19 +125,19 @@ struct ClientConnectionStateMachine {
                 return .close(closeUpstream: false, log: nil)
             case .requestHead:
                 return failConnection(
-                    ProxyError(.requestTimeout, "the request head was not received within \(configuration.headerTimeout.milliseconds) ms"),
+                    ProxyError(.requestTimeout, "the request head was not received within \(settings.configuration.headerTimeout.milliseconds) ms"),
                     now: now
                 )
             }
         case .exchange:
             guard var exchange = current, let last = exchange.lastUpstreamActivity else { return .none }
-            let due = last + configuration.upstreamTimeout
+            let due = last + settings.configuration.upstreamTimeout
             if due > now {
                 timerDeadline = due
                 return .scheduleTimer(due)
             }
             exchange.lastUpstreamActivity = nil
-            let timeout = configuration.upstreamTimeout.milliseconds
+            let timeout = settings.configuration.upstreamTimeout.milliseconds
             let error = ProxyError(
                 .upstreamTimeout,
                 exchange.responseStarted
@@ -153,7 +154,7 @@ struct ClientConnectionStateMachine {
     /// schedule, if any.
     mutating func touchUpstream(now: NIODeadline) -> NIODeadline? {
         current?.lastUpstreamActivity = now
-        return scheduleTimer(by: now + configuration.upstreamTimeout)
+        return scheduleTimer(by: now + settings.configuration.upstreamTimeout)
     }
 
     // MARK: - reading (backpressure)
@@ -313,7 +314,7 @@ struct ClientConnectionStateMachine {
             return .respondLocally(LocalAnswer.forMaxForwardsZero(head, via: settings.via), record: record)
         }
 
-        let route = UpstreamRoute.forRequest(target, configuration: configuration)
+        let route = UpstreamRoute.forRequest(target, configuration: settings.configuration)
         record.tls = route.tls != nil
         if !head.isKeepAlive || draining { closeAfterExchange = true }
         exchangeNumber += 1
@@ -330,7 +331,7 @@ struct ClientConnectionStateMachine {
             record.scheme = "tcp"
             record.host = target.host
             record.port = target.port
-            let allowedPorts = configuration.connectPorts
+            let allowedPorts = settings.configuration.connectPorts
             guard allowedPorts.contains(target.port) else {
                 throw ProxyError.connectPortDenied(target.port, allowed: allowedPorts)
             }

@@ -188,3 +188,21 @@ let package = Package(
         ),
     ]
 )
+
+// libFuzzer targets for the parsers that read attacker bytes (scripts/fuzz.sh). Only with
+// HTTPDNS_PROXY_FUZZ=1: the target has no main of its own (libFuzzer supplies it), so a normal
+// build must not see it.
+if Context.environment["HTTPDNS_PROXY_FUZZ"] == "1" {
+    package.targets.append(
+        .executableTarget(
+            name: "ParserFuzz",
+            dependencies: [
+                "ProxyCore",
+                "HTTPDNS",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Fuzz/ParserFuzz",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        )
+    )
+}

@@ -1,0 +1,113 @@
+// libFuzzer entry point for the parsers that read attacker bytes. Built only by
+// scripts/fuzz.sh (HTTPDNS_PROXY_FUZZ=1 adds this target to the package); the environment
+// variable FUZZ_TARGET picks the parser.
+import Foundation
+import HTTPDNS
+import NIOHTTP1
+@testable import ProxyCore
+
+enum FuzzTarget: String {
+    case requestTarget = "request-target"
+    case headerRewriter = "header-rewriter"
+    case dnsWire = "dns-wire"
+    case dohJSON = "doh-json"
+    case alibabaJSON = "alibaba-json"
+    case staticList = "static-list"
+}
+
+let target: FuzzTarget = {
+    let name = ProcessInfo.processInfo.environment["FUZZ_TARGET"] ?? ""
+    guard let target = FuzzTarget(rawValue: name) else {
+        fatalError("set FUZZ_TARGET to one of: request-target, header-rewriter, dns-wire, doh-json, alibaba-json, static-list")
+    }
+    return target
+}()
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    switch target {
+    case .requestTarget:
+        let text = String(decoding: bytes, as: UTF8.self)
+        if let parsed = try? RequestTarget.parseAbsolute(text) {
+            precondition(!parsed.host.isEmpty && (0...65535).contains(parsed.port) && parsed.pathAndQuery.hasPrefix("/"))
+        }
+        if let parsed = try? RequestTarget.parseConnectAuthority(text) {
+            precondition(!parsed.host.isEmpty && (0...65535).contains(parsed.port))
+        }
+        _ = RequestTarget.loggable(text)
+        let echoed = ProxyError.sanitized(text)
+        precondition(echoed.utf8.count <= 4 * 100 + 3 && !echoed.contains("<") && !echoed.contains("\r"))
+    case .headerRewriter:
+        fuzzRewriter(bytes)
+    case .dnsWire:
+        _ = try? DNSMessage.parse(bytes, name: "a.test", type: .a, expectedID: nil)
+        _ = try? DNSMessage.parse(bytes, name: "a.test", type: .aaaa, expectedID: 0x1234)
+    case .dohJSON:
+        _ = try? DoHJSON.parse(bytes, name: "a.test", type: .a)
+    case .alibabaJSON:
+        _ = try? AlibabaHTTPDNS.parseSingle(bytes)
+        _ = try? AlibabaHTTPDNS.parseBatch(bytes)
+    case .staticList:
+        _ = try? StaticList.parse(bytes)
+    }
+    return 0
+}
+
+/// First line: "METHOD VERSION_MINOR STATUS"; then one "name:value" field per line. Runs both
+/// rewriters and checks what must always hold of the forwarded request.
+func fuzzRewriter(_ bytes: [UInt8]) {
+    let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+    guard let first = lines.first else { return }
+    let words = first.split(separator: " ")
+    let method = HTTPMethod(rawValue: words.first.map(String.init) ?? "GET")
+    let minor = words.count > 1 ? (Int(words[1]) ?? 1) & 1 : 1
+    let status = words.count > 2 ? (Int(words[2]) ?? 200) : 200
+    var headers = HTTPHeaders()
+    for line in lines.dropFirst() {
+        guard let colon = line.firstIndex(of: ":") else { continue }
+        // What the decoder can produce: a token name (ASCII), a value without CR/LF/NUL.
+        let name = String(line[..<colon])
+        let value = String(line[line.index(after: colon)...])
+        guard MessageFraming.isToken(name), !value.utf8.contains(where: { $0 == 0 || $0 == 10 || $0 == 13 }) else { continue }
+        headers.add(name: name, value: value)
+    }
+    let head = HTTPRequestHead(version: HTTPVersion(major: 1, minor: minor), method: method, uri: "http://a.test/", headers: headers)
+    let via = ViaHeader(pseudonym: "fuzz")
+    if let out = try? MessageRewriter.rewriteRequest(head, target: RequestTarget.parseAbsolute("http://a.test/"), via: via) {
+        let forwarded = out.head.headers
+        let codings = forwarded.filter { $0.name.lowercased() == "transfer-encoding" }.map(\.value)
+        let lengths = forwarded.filter { $0.name.lowercased() == "content-length" }.map(\.value)
+        precondition(codings.isEmpty || codings == ["chunked"], "forwarded Transfer-Encoding \(codings)")
+        precondition(codings.isEmpty || lengths.isEmpty, "forwarded both Transfer-Encoding and Content-Length")
+        precondition(lengths.count <= 1 && lengths.allSatisfy { Int($0) != nil && $0.first != "+" }, "forwarded Content-Length \(lengths)")
+        precondition((out.framing == .chunked) == !codings.isEmpty)
+        for name in ["proxy-authorization", "proxy-connection", "keep-alive", "trailer", "upgrade"] where !out.isUpgrade || name != "upgrade" {
+            precondition(!forwarded.contains(name: name), "forwarded \(name)")
+        }
+    }
+    _ = MessageFraming.forwardableTrailers(headers)
+    let response = HTTPResponseHead(version: HTTPVersion(major: 1, minor: minor), status: HTTPResponseStatus(statusCode: max(100, min(999, status))), headers: headers)
+    if let out = try? MessageRewriter.rewriteResponse(
+        response, requestMethod: method, clientVersion: .http1_1, clientKeepAlive: true, isUpgradeResponse: false, via: via
+    ) {
+        let codings = out.head.headers.filter { $0.name.lowercased() == "transfer-encoding" }.map(\.value)
+        precondition(codings.isEmpty || codings == ["chunked"], "relayed Transfer-Encoding \(codings)")
+    }
+}
+
+// SwiftPM links an executable target's entry point as `<Target>_main`; hand control to
+// libFuzzer's driver from there (libFuzzer's own `main` is then not linked in).
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
+) -> CInt
+
+@_cdecl("ParserFuzz_main")
+public func parserFuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+    var argc = argc
+    var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
+    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzz(data, size) }
+}

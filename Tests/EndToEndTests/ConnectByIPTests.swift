@@ -70,9 +70,8 @@ struct ConnectByIPTests {
     }
 
     @Test func anAddressThatClosesBeforeAnsweringIsRetriedElsewhereForGET() throws {
-        let good = try TestOrigin(host: "127.0.0.1")
+        let (good, broken) = try Self.samePortPair()
         defer { good.stop() }
-        let broken = try TestOrigin(host: "127.0.0.2", port: good.port, closeEverything: true)
         defer { broken.stop() }
         let service = try FakeHTTPDNSService()
         defer { service.stop() }
@@ -99,9 +98,8 @@ struct ConnectByIPTests {
     }
 
     @Test func aPOSTIsNotRetried() throws {
-        let good = try TestOrigin(host: "127.0.0.1")
+        let (good, broken) = try Self.samePortPair()
         defer { good.stop() }
-        let broken = try TestOrigin(host: "127.0.0.2", port: good.port, closeEverything: true)
         defer { broken.stop() }
         let service = try FakeHTTPDNSService()
         defer { service.stop() }
@@ -184,5 +182,21 @@ struct ConnectByIPTests {
         #expect(entry.string("ip") == "127.0.0.1")
         let health = try Self.health(proxy)
         #expect(health["127.0.0.66:\(echo.port)"]?["state"] as? String == "backoff", "\(health)")
+    }
+
+    /// A good origin on 127.0.0.1 and a closing one on 127.0.0.2 with the same port. The port is
+    /// free on 127.0.0.1 but may be taken on 127.0.0.2 by another test's server: then try another.
+    static func samePortPair() throws -> (TestOrigin, TestOrigin) {
+        var attempt = 0
+        while true {
+            let good = try TestOrigin(host: "127.0.0.1")
+            do {
+                return (good, try TestOrigin(host: "127.0.0.2", port: good.port, closeEverything: true))
+            } catch {
+                good.stop()
+                attempt += 1
+                if attempt == 5 { throw error }
+            }
+        }
     }
 }

@@ -46,6 +46,22 @@ struct TLSOriginationTests {
         func origin(_ leaf: TestLeafCertificate, host: String = "127.0.0.1", port: Int = 0) async throws -> TLSTestOrigin {
             try await TLSTestOrigin.start(certificatePEM: leaf.certificatePEM, privateKeyPEM: leaf.privateKeyPEM, host: host, port: port)
         }
+
+        /// An origin on 127.0.0.1 and one on 127.0.0.2 with the same port. The port is free on
+        /// 127.0.0.1 but may be taken on 127.0.0.2 by another test's server: then try another.
+        func originPair(_ first: TestLeafCertificate, _ second: TestLeafCertificate) async throws -> (TLSTestOrigin, TLSTestOrigin) {
+            var attempt = 0
+            while true {
+                let one = try await origin(first)
+                do {
+                    return (one, try await origin(second, host: "127.0.0.2", port: one.port))
+                } catch {
+                    try await one.shutdown()
+                    attempt += 1
+                    if attempt == 5 { throw error }
+                }
+            }
+        }
     }
 
     /// `GET https://host:port/path` in absolute form on a new client connection (curl would use
@@ -190,8 +206,8 @@ struct TLSOriginationTests {
     @Test func certificateFailureOnFirstAddressTriesTheNext() async throws {
         let fixture = try Fixture()
         defer { fixture.dns.stop() }
-        let good = try await fixture.origin(try fixture.ca.issueLeaf(dnsNames: [Self.name]))
-        let bad = try await fixture.origin(try fixture.ca.issueLeaf(dnsNames: ["other.test"]), host: "127.0.0.2", port: good.port)
+        let (good, bad) = try await fixture.originPair(
+            try fixture.ca.issueLeaf(dnsNames: [Self.name]), try fixture.ca.issueLeaf(dnsNames: ["other.test"]))
         fixture.answer([bad.host, good.host])
         let proxy = try ProxyProcess.launch(fixture.arguments())
         defer { proxy.stop() }
@@ -214,8 +230,8 @@ struct TLSOriginationTests {
     @Test func everyAddressFailingIs502WithTheCount() async throws {
         let fixture = try Fixture()
         defer { fixture.dns.stop() }
-        let first = try await fixture.origin(try fixture.ca.issueLeaf(dnsNames: ["other.test"]))
-        let second = try await fixture.origin(try fixture.ca.issueLeaf(dnsNames: ["other.test"]), host: "127.0.0.2", port: first.port)
+        let (first, second) = try await fixture.originPair(
+            try fixture.ca.issueLeaf(dnsNames: ["other.test"]), try fixture.ca.issueLeaf(dnsNames: ["other.test"]))
         fixture.answer([second.host, first.host])
         let proxy = try ProxyProcess.launch(fixture.arguments())
         defer { proxy.stop() }

@@ -18,17 +18,13 @@ enum MessageFraming {
     /// Largest request or response head, and largest trailer section, in bytes (NIO's default).
     static let maxHeadBytes = 80 * 1024
 
-    static var requestDecoderLimits: NIOHTTPDecoderLimitConfiguration {
-        var limits = NIOHTTPDecoderLimitConfiguration()
-        limits.maxHeaderFieldCount = maxRequestFieldCount
-        limits.maxHeaderListSize = maxHeadBytes
-        limits.maxHeaderFieldSize = maxHeadBytes
-        return limits
-    }
+    static var requestDecoderLimits: NIOHTTPDecoderLimitConfiguration { decoderLimits(fields: maxRequestFieldCount) }
 
-    static var responseDecoderLimits: NIOHTTPDecoderLimitConfiguration {
+    static var responseDecoderLimits: NIOHTTPDecoderLimitConfiguration { decoderLimits(fields: maxResponseFieldCount) }
+
+    private static func decoderLimits(fields: Int) -> NIOHTTPDecoderLimitConfiguration {
         var limits = NIOHTTPDecoderLimitConfiguration()
-        limits.maxHeaderFieldCount = maxResponseFieldCount
+        limits.maxHeaderFieldCount = fields
         limits.maxHeaderListSize = maxHeadBytes
         limits.maxHeaderFieldSize = maxHeadBytes
         return limits

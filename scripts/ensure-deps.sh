@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes sure the system packages the build and tests need are present: libcurl and OpenSSL
-# development files (pkg-config finds them), and the curl client the end-to-end tests drive.
+# Makes sure the system packages the build and tests need are present: libcurl, OpenSSL and
+# libxcrypt development files (pkg-config finds them), and the curl client the end-to-end tests drive.
 # Installs them with apt-get when running as root; otherwise prints the exact command and fails.
 set -euo pipefail
 
@@ -9,8 +9,9 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if command -v pkg-config >/dev/null 2>&1; then
   pkg-config --exists libcurl || missing+=(libcurl4-openssl-dev)
   pkg-config --exists openssl || missing+=(libssl-dev)
+  pkg-config --exists libxcrypt || missing+=(libcrypt-dev)
 else
-  missing+=(libcurl4-openssl-dev libssl-dev)
+  missing+=(libcurl4-openssl-dev libssl-dev libcrypt-dev)
 fi
 if [ "${1:-}" = "--with-test-tools" ]; then
   command -v curl >/dev/null 2>&1 || missing+=(curl)

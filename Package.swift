@@ -178,6 +178,8 @@ let package = Package(
             name: "ProxyCoreTests",
             dependencies: [
                 "ProxyCore",
+                "CCrypt",
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

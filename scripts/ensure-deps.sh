@@ -13,11 +13,28 @@ if command -v pkg-config >/dev/null 2>&1; then
 else
   missing+=(libcurl4-openssl-dev libssl-dev libcrypt-dev)
 fi
+pip_missing=()
 if [ "${1:-}" = "--with-test-tools" ]; then
   command -v curl >/dev/null 2>&1 || missing+=(curl)
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
+  # Test-only Python packages: bcrypt makes the $2y$ hashes of the proxy-auth tests.
+  command -v python3 >/dev/null 2>&1 && ! python3 -c 'import bcrypt' 2>/dev/null && pip_missing+=(bcrypt)
 fi
 
+install_pip() {
+  [ ${#pip_missing[@]} -eq 0 ] && return 0
+  if python3 -m pip install -q "${pip_missing[@]}" >&2 2>/dev/null \
+     || python3 -m pip install -q --break-system-packages "${pip_missing[@]}" >&2; then
+    return 0
+  fi
+  echo "missing Python test packages: ${pip_missing[*]}" >&2
+  echo "run:  python3 -m pip install ${pip_missing[*]}" >&2
+  exit 1
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
+  install_pip
   exit 0
 fi
 
@@ -27,6 +44,9 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}" >&2
+  # python3 may have just been installed.
+  if [ "${1:-}" = "--with-test-tools" ] && ! python3 -c 'import bcrypt' 2>/dev/null; then pip_missing=(bcrypt); fi
+  install_pip
 else
   echo "missing system packages: ${missing[*]}" >&2
   echo "run as root:  $cmd" >&2

@@ -56,7 +56,8 @@ struct ServeCommand: AsyncParsableCommand {
                 AdminServer(
                     host: admin.host, port: admin.port, group: group, logger: logger,
                     resolvers: resolvers, ipHealth: proxy.ipHealth, isDraining: { proxy.isDraining },
-                    headerTimeout: configuration.headerTimeout, ownListeners: proxy.ownListeners
+                    headerTimeout: configuration.headerTimeout, ownListeners: proxy.ownListeners,
+                    access: { proxy.accessStats }
                 )
             )
         }

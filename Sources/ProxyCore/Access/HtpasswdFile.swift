@@ -54,10 +54,9 @@ struct HtpasswdFile: Sendable {
         }
         var users: [String: PasswordHash] = [:]
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // Split on line ends by scalar: "\r\n" is one Character and would not split on "\n".
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             lineNumber += 1
-            var line = Substring(rawLine)
-            if line.hasSuffix("\r") { line = line.dropLast() }
             let trimmed = line.drop { $0 == " " || $0 == "\t" }
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             guard let colon = line.firstIndex(of: ":") else {

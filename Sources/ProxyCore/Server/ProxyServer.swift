@@ -108,9 +108,17 @@ public final class ProxyServer: Service, Sendable {
         ]
     }
 
-    /// Proxy-auth successes and failures so far (nil without `--proxy-auth`).
-    public var authenticationCounts: (successes: Int, failures: Int)? {
-        env.authenticator.map { ($0.successes, $0.failures) }
+    /// What the ACL, the limits and proxy authentication did so far (admin `/stats`).
+    public var accessStats: AccessStats {
+        AccessStats(
+            openConnections: admission.openConnections,
+            maxConnections: admission.maxConnections,
+            maxConnectionsPerClient: admission.maxConnectionsPerClient,
+            rejectedByACL: admission.rejectedByACL,
+            rejectedByLimits: admission.rejectedByLimits,
+            authSuccesses: env.authenticator?.successes,
+            authFailures: env.authenticator?.failures
+        )
     }
 
     public static func makeTLSContext(_ configuration: ProxyConfiguration) throws(TLSError) -> TLSClientContext {

@@ -431,7 +431,7 @@ struct ClientConnectionStateMachine {
         -> ClientConnectionAction
     {
         if head.method == .CONNECT {
-            return startTunnel(head, user: user, now: now)
+            return startTunnel(head, user: user, started: started, now: now)
         }
         var record = AccessLogRecord(kind: .request, client: settings.client, method: head.method.rawValue)
         record.user = user
@@ -461,7 +461,7 @@ struct ClientConnectionStateMachine {
                 (record.host, record.port, record.path) = RequestTarget.loggable(head.uri)
                 if !settings.accessLogEnabled { record.path = "" }
             }
-            return respond(error, record: record, started: now, now: now)
+            return respond(error, record: record, started: started, now: now)
         }
         if (head.method == .TRACE || head.method == .OPTIONS) && MessageRewriter.maxForwards(head.headers) == 0 {
             // RFC 9110 §7.6.2: the last recipient answers.
@@ -475,11 +475,12 @@ struct ClientConnectionStateMachine {
         if !head.isKeepAlive || draining { closeAfterExchange = true }
         exchangeNumber += 1
         state = .exchange
-        current = ExchangeState(clientHead: head, target: target, route: route, request: rewritten, record: record, started: now)
+        current = ExchangeState(clientHead: head, target: target, route: route, request: rewritten, record: record, started: started)
         return .connectUpstream(route, avoiding: [], allowPooled: true)
     }
 
-    private mutating func startTunnel(_ head: HTTPRequestHead, user: String?, now: NIODeadline) -> ClientConnectionAction {
+    /// `started`: when the head arrived (before any credential check), for the logged durations.
+    private mutating func startTunnel(_ head: HTTPRequestHead, user: String?, started: NIODeadline, now: NIODeadline) -> ClientConnectionAction {
         var record = AccessLogRecord(kind: .tunnel, client: settings.client, method: "CONNECT")
         record.user = user
         let target: RequestTarget
@@ -497,9 +498,9 @@ struct ClientConnectionStateMachine {
             }
         } catch {
             record.error = error.message
-            return respond(error, record: record, started: now, now: now)
+            return respond(error, record: record, started: started, now: now)
         }
-        state = .connectingTunnel(record: record, started: now)
+        state = .connectingTunnel(record: record, started: started)
         return .connectTunnel(target)
     }
 

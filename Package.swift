@@ -12,6 +12,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // Metrics: the libraries record through swift-metrics; the executable bootstraps
+        // swift-prometheus and serves its text at the admin /metrics.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // YAML config file parsing (the only YAML parser in the local package list).
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         // Tests only: in-process TLS origins for the OpenSSL client (the proxy itself uses system OpenSSL).
@@ -56,6 +60,7 @@ let package = Package(
                 "CurlTransport",
                 "ProxyConfig",  // IPAddress: one canonical text for an address in both modules
                 "COpenSSL",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -76,6 +81,7 @@ let package = Package(
                 "ProxyConfig",
                 "CCrypt",
                 "HTTPDNS",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 "OpenSSLTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -89,6 +95,9 @@ let package = Package(
             name: "httpdns-proxy",
             dependencies: [
                 "ProxyCore",
+                "HTTPDNS",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 "ProxyConfig",
                 "CCurl",
                 "COpenSSL",

@@ -17,6 +17,8 @@ pip_missing=()
 if [ "${1:-}" = "--with-test-tools" ]; then
   command -v curl >/dev/null 2>&1 || missing+=(curl)
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  # promtool lints the /metrics exposition and the example alert rules.
+  command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
   command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
   # Test-only Python packages: bcrypt makes the $2y$ hashes of the proxy-auth tests.
   command -v python3 >/dev/null 2>&1 && ! python3 -c 'import bcrypt' 2>/dev/null && pip_missing+=(bcrypt)

@@ -12,7 +12,7 @@ extension ConfigOption {
         connectPorts, allowDestination,
         allowClient, proxyAuth, proxyAuthRealm, maxConnections, maxConnectionsPerClient,
         caFile, tlsUpgrade, spkiPins,
-        logLevel, logFormat, accessLog,
+        logLevel, logFormat, accessLog, metrics,
         connectTimeout, ipBackoff, ipBackoffMax, upstreamTimeout, headerTimeout, clientIdleTimeout, tunnelIdleTimeout,
         poolMaxIdle, poolIdleTimeout, shutdownGrace, via, threads,
     ]
@@ -408,6 +408,14 @@ extension ConfigOption {
         defaultText: "stdout", expectation: "expected stdout, off, or a file path containing '/'"
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.accessLog = try AccessLogDestination(parsing: single(items))
+    }
+
+    public static let metrics = ConfigOption(
+        name: "metrics", valueName: "bool",
+        help: "Record Prometheus metrics and serve them at the admin listener's /metrics: true or false",
+        defaultText: "true", expectation: "expected true or false (also yes/no, 1/0)"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.metrics = try boolean(single(items))
     }
 
     public static let connectTimeout = durationOption(

@@ -53,6 +53,7 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("logLevel", logLevel.rawValue),
             ("logFormat", logFormat.rawValue),
             ("accessLog", "\(accessLog)"),
+            ("metrics", "\(metrics)"),
             ("connectTimeout", duration(connectTimeout)),
             ("ipBackoff", duration(ipBackoff)),
             ("ipBackoffMax", duration(ipBackoffMax)),

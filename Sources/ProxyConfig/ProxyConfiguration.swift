@@ -100,6 +100,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var logFormat: LogFormat
     /// Default `.stdout`.
     public var accessLog: AccessLogDestination
+    /// Record Prometheus metrics (served at the admin `/metrics`). Default true.
+    public var metrics: Bool
     /// Limit for TCP connect to one origin, across all its resolved addresses. Default 10s.
     public var connectTimeout: TimeAmount
     /// An origin address (IP and port) that failed is dialed after every other address for this
@@ -170,6 +172,7 @@ public struct ProxyConfiguration: Sendable, Equatable {
         logLevel: .info,
         logFormat: .json,
         accessLog: .stdout,
+        metrics: true,
         connectTimeout: .seconds(10),
         ipBackoff: .seconds(30),
         ipBackoffMax: .minutes(5),

@@ -137,6 +137,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.accessLog.name), help: help(for: .accessLog))
     public var accessLog: String?
 
+    @Option(name: .customLong(ConfigOption.metrics.name), help: help(for: .metrics))
+    public var metrics: String?
+
     @Option(name: .customLong(ConfigOption.connectTimeout.name), help: help(for: .connectTimeout))
     public var connectTimeout: String?
 
@@ -221,6 +224,7 @@ public struct ServeOptions: ParsableArguments, Sendable {
         put(.logLevel, logLevel)
         put(.logFormat, logFormat)
         put(.accessLog, accessLog)
+        put(.metrics, metrics)
         put(.connectTimeout, connectTimeout)
         put(.ipBackoff, ipBackoff)
         put(.ipBackoffMax, ipBackoffMax)

@@ -1,8 +1,11 @@
 import ArgumentParser
+import CoreMetrics
 import Foundation
+import HTTPDNS
 import Logging
 import NIOCore
 import NIOPosix
+import Prometheus
 import ProxyConfig
 import ProxyCore
 import ServiceLifecycle
@@ -31,8 +34,9 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
 
+        let metrics = MetricsSetup.bootstrap(configuration)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.effectiveThreads)
-        let resolvers = ResolverStack(configuration: configuration, logger: logger)
+        let resolvers = ResolverStack(configuration: configuration, logger: logger, metrics: metrics?.resolver)
         let proxy: ProxyServer
         do {
             proxy = try ProxyServer(
@@ -41,7 +45,8 @@ struct ServeCommand: AsyncParsableCommand {
                 resolver: resolvers.upstreamResolver,
                 accessLog: accessLog,
                 logger: logger,
-                openFileLimit: OpenFileLimit.raiseToHardLimit()
+                openFileLimit: OpenFileLimit.raiseToHardLimit(),
+                metrics: metrics?.proxy
             )
         } catch {
             resolvers.shutdown()
@@ -50,6 +55,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // The group shuts services down in reverse order: the proxy drains first while the admin
         // listener still answers /healthz (with 503 "draining") and the resolver keeps answering.
+        var metricsText: (@Sendable () -> String)? = nil
+        if let metrics {
+            let caching = resolvers.caching
+            metricsText = { metrics.text(cacheEntries: caching?.entryCount ?? 0) }
+        }
         var services: [any Service] = resolvers.services
         if let admin = configuration.adminListen {
             services.append(
@@ -57,7 +67,8 @@ struct ServeCommand: AsyncParsableCommand {
                     host: admin.host, port: admin.port, group: group, logger: logger,
                     resolvers: resolvers, ipHealth: proxy.ipHealth, isDraining: { proxy.isDraining },
                     headerTimeout: configuration.headerTimeout, ownListeners: proxy.ownListeners,
-                    access: { proxy.accessStats }
+                    access: { proxy.accessStats },
+                    metricsText: metricsText
                 )
             )
         }
@@ -92,6 +103,35 @@ enum LoadedConfiguration {
         } catch {
             throw ValidationError("\(error)")
         }
+    }
+}
+
+/// Prometheus through swift-metrics, bootstrapped here only: the libraries record through the
+/// swift-metrics API with handles made once at start.
+struct MetricsSetup: Sendable {
+    let registry: PrometheusCollectorRegistry
+    let proxy: ProxyMetrics
+    let resolver: ResolverMetrics
+
+    static func bootstrap(_ configuration: ProxyConfiguration) -> MetricsSetup? {
+        guard configuration.metrics else { return nil }
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        for name in ProxyMetrics.durationHistograms {
+            factory.durationHistogramBuckets[name] = ProxyMetrics.durationBuckets
+        }
+        MetricsSystem.bootstrap(factory)
+        return MetricsSetup(
+            registry: registry,
+            proxy: ProxyMetrics(version: BuildInfo.version),
+            resolver: ResolverMetrics(provider: configuration.provider.rawValue)
+        )
+    }
+
+    /// The exposition text; gauges read at scrape time are set first.
+    func text(cacheEntries: Int) -> String {
+        resolver.setCacheEntries(cacheEntries)
+        return ProxyMetrics.addingHelp(to: registry.emitToString())
     }
 }
 

@@ -41,8 +41,10 @@ struct AccessControlTests {
         #expect(refusedTunnel.allHeads.hasPrefix("HTTP/1.1 407"), "\(refusedTunnel.allHeads)")
         #expect(origin.requests().count == 2, "the refused tunnel reached nothing")
 
-        let failures = proxy.logEntries().filter { $0["message"] as? String == "proxy authentication failed" }
-        #expect(failures.count == 2, proxy.diagnostics)
+        func failures() -> [[String: Any]] { proxy.logEntries().filter { $0["message"] as? String == "proxy authentication failed" } }
+        // Log lines arrive through a pipe: wait for both.
+        #expect(try Self.eventually { failures().count == 2 }, proxy.diagnostics)
+        let failures = failures()
         #expect(failures.allSatisfy { $0["user"] as? String == "alice" && $0["reason"] as? String == "wrong password" })
         let everything = proxy.stderrText() + proxy.stdoutText()
         #expect(!everything.contains("s3cret-pw") && !everything.contains("not-it") && !everything.contains("nope"),
@@ -99,8 +101,11 @@ struct AccessControlTests {
             let response = try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL, extra: ["-U", "\(user):\(password)"])
             #expect(response.status == status, "\(user): \(response.stderr)\n\(proxy.diagnostics)")
         }
-        let reasons = proxy.logEntries().filter { $0["message"] as? String == "proxy authentication failed" }.compactMap { $0["reason"] as? String }
-        #expect(reasons == ["wrong password", "wrong password", "unknown user"])
+        func reasons() -> [String] {
+            proxy.logEntries().filter { $0["message"] as? String == "proxy authentication failed" }.compactMap { $0["reason"] as? String }
+        }
+        _ = try Self.eventually { reasons().count == 3 }
+        #expect(reasons() == ["wrong password", "wrong password", "unknown user"])
     }
 
     @Test func plaintextOrLegacyHtpasswdStopsTheStart() throws {

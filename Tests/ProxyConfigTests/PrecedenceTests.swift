@@ -131,6 +131,8 @@ let optionSamples: [OptionSample] = [
           file: ("100", "100"), env: ("200", "200"), flag: (["300"], "300")),
     .init(name: "max-connections-per-client", defaultValue: "256",
           file: ("1", "1"), env: ("2", "2"), flag: (["3"], "3")),
+    .init(name: "metrics", defaultValue: "true",
+          file: ("no", "false"), env: ("yes", "true"), flag: (["0"], "false")),
     .init(name: "threads", defaultValue: "0",
           file: ("1", "1"), env: ("2", "2"), flag: (["1024"], "1024")),
 ]

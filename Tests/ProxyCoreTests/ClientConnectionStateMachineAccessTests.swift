@@ -23,7 +23,7 @@ import Testing
         return Machine(
             settings: .init(
                 configuration: configuration, via: ViaHeader(pseudonym: "hp"), client: "127.0.0.1:5000",
-                accessLogEnabled: true, requiresAuthentication: auth
+                recordsEnabled: true, requiresAuthentication: auth
             ),
             now: Self.t0
         )

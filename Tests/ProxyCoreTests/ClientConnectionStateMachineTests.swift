@@ -18,7 +18,7 @@ import Testing
         configuration.headerTimeout = .seconds(30)
         configuration.upstreamTimeout = .seconds(10)
         configure(&configuration)
-        return Machine(settings: .init(configuration: configuration, via: via, client: "127.0.0.1:5000", accessLogEnabled: accessLog), now: Self.t0)
+        return Machine(settings: .init(configuration: configuration, via: via, client: "127.0.0.1:5000", recordsEnabled: accessLog), now: Self.t0)
     }
 
     private func head(_ method: HTTPMethod = .GET, _ uri: String = "http://a.test/p", _ headers: [(String, String)] = [], version: HTTPVersion = .http1_1)

@@ -139,11 +139,14 @@ public final class CachingResolver<C: Clock>: Service, Sendable where C.Duration
         // The hit was counted in the entry; `stats` collects it when read (`reportHits`).
         case .fresh(let answer, let remaining):
             if hits == configuration.hotThreshold { prefetchWake.signal() }
+            stats.metrics?.lookup(.hit)
             return .fresh(answer, remaining: remaining)
         case .stale(let answer, let age):
             if hits == configuration.hotThreshold { prefetchWake.signal() }
+            stats.metrics?.lookup(.stale)
             return .stale(answer, age: age)
         case .negative(let failure):
+            stats.metrics?.lookup(.negative)
             return .negative(failure)
         case .miss:
             return nil
@@ -209,9 +212,18 @@ public final class CachingResolver<C: Clock>: Service, Sendable where C.Duration
             return .submit
         }
         switch action {
-        case .resume(let outcome): waiter.continuation.resume(returning: outcome)
-        case .submit: jobSink.yield([key])
-        case .wait: break
+        case .resume(let outcome):
+            switch outcome {
+            case .success(let answered): stats.metrics?.lookup(answered.source == .stale ? .stale : .hit)
+            case .failure(let failure) where failure.kind != .cancelled: stats.metrics?.lookup(.negative)
+            case .failure: break
+            }
+            waiter.continuation.resume(returning: outcome)
+        case .submit:
+            stats.metrics?.lookup(.miss)
+            jobSink.yield([key])
+        case .wait:
+            stats.metrics?.lookup(.coalesced)
         }
     }
 
@@ -245,6 +257,11 @@ public final class CachingResolver<C: Clock>: Service, Sendable where C.Duration
     public func snapshot() -> [CacheEntrySnapshot] {
         let now = clock.now
         return state.withLockedValue { $0.cache.snapshot(now: now) }
+    }
+
+    /// Names in the cache now (the `httpdns_proxy_cache_entries` gauge, set when scraped).
+    public var entryCount: Int {
+        state.withLockedValue { $0.cache.count }
     }
 
     /// Callers waiting for `name`'s query (tests use it to line up concurrent callers).

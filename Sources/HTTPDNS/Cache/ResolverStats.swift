@@ -43,11 +43,14 @@ public final class ResolverStats: Sendable {
     }
 
     public let maxDomains: Int
+    /// The same events as Prometheus counters (nil: none).
+    public let metrics: ResolverMetrics?
     private let state = NIOLockedValueBox(State())
 
     /// - Parameter maxDomains: domains with their own counters; default 10,000 (the cache capacity).
-    public init(maxDomains: Int = 10_000) {
+    public init(maxDomains: Int = 10_000, metrics: ResolverMetrics? = nil) {
         self.maxDomains = maxDomains
+        self.metrics = metrics
     }
 
     // Cache hits reach the statistics in batches (`recordHits`), counted by the cache; these
@@ -93,6 +96,7 @@ public final class ResolverStats: Sendable {
     /// One HTTPDNS query and its outcome.
     public func recordQuery(_ name: String, rtt: Duration, result: Result<ResolvedAnswer, ResolveFailure>) {
         let ms = rtt.cacheSeconds * 1000
+        metrics?.query(result, rtt: rtt)
         record(name) { counters in
             counters.stats.queries += 1
             counters.rttSumMs += ms
@@ -108,7 +112,9 @@ public final class ResolverStats: Sendable {
     }
 
     /// HTTPDNS had no usable answer and the connector used system DNS instead.
-    public func recordFallback(_ name: String) {
+    /// `reason`: one of `ResolverMetrics.fallbackReasons`.
+    public func recordFallback(_ name: String, reason: String = "no_answer") {
+        metrics?.fallback(reason: reason)
         record(name) { $0.stats.fallbacksToSystem += 1 }
     }
 

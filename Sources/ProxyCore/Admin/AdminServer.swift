@@ -32,7 +32,8 @@ public final class AdminServer: Service, Sendable {
         isDraining: @escaping @Sendable () -> Bool,
         headerTimeout: TimeAmount = .seconds(30),
         ownListeners: OwnListeners? = nil,
-        access: (@Sendable () -> AccessStats)? = nil
+        access: (@Sendable () -> AccessStats)? = nil,
+        metricsText: (@Sendable () -> String)? = nil
     ) {
         self.headerTimeout = headerTimeout
         self.ownListeners = ownListeners
@@ -41,7 +42,8 @@ public final class AdminServer: Service, Sendable {
         self.port = port
         self.group = group
         self.logger = logger
-        self.routes = AdminRoutes(resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining, access: access)
+        self.routes = AdminRoutes(
+            resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining, access: access, metricsText: metricsText)
     }
 
     public func run() async throws {
@@ -94,11 +96,19 @@ struct AdminRoutes: Sendable {
     var ipHealth: IPHealthRegistry? = nil
     let isDraining: @Sendable () -> Bool
     var access: (@Sendable () -> AccessStats)? = nil
+    /// The Prometheus text exposition (nil: metrics are off).
+    var metricsText: (@Sendable () -> String)? = nil
 
     func respond(method: HTTPMethod, path: String, query: [String: String], on eventLoop: any EventLoop) -> EventLoopFuture<Response> {
         switch (method, path) {
         case (.GET, "/healthz"), (.HEAD, "/healthz"):
             return eventLoop.makeSucceededFuture(isDraining() ? .text(.serviceUnavailable, "draining") : .text(.ok, "ok"))
+        case (.GET, "/metrics"):
+            guard let metricsText else {
+                return eventLoop.makeSucceededFuture(.text(.notFound, "metrics are off (--metrics false)"))
+            }
+            return eventLoop.makeSucceededFuture(
+                Response(status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metricsText()))
         case (.GET, "/stats"):
             guard let resolvers else {
                 return eventLoop.makeSucceededFuture(.json(StatsBody(totals: nil, domains: [], access: access?())))
@@ -138,12 +148,12 @@ struct AdminRoutes: Sendable {
             }.recover { error in
                 .text(.badGateway, "\(host): \(error)")
             }
-        case (_, "/healthz"), (_, "/stats"), (_, "/resolve"), (_, "/health/ips"):
+        case (_, "/healthz"), (_, "/stats"), (_, "/resolve"), (_, "/health/ips"), (_, "/metrics"):
             return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET"))
         case (_, "/cache"):
             return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET, or DELETE /cache?host=NAME to purge"))
         default:
-            return eventLoop.makeSucceededFuture(.text(.notFound, "not found: \(path.prefix(100)) (try /healthz, /stats, /cache, /resolve?host=, /health/ips)"))
+            return eventLoop.makeSucceededFuture(.text(.notFound, "not found: \(path.prefix(100)) (try /healthz, /metrics, /stats, /cache, /resolve?host=, /health/ips)"))
         }
     }
 

@@ -80,8 +80,11 @@ extension ClientConnectionHandler {
                 }
                 let upstreamBytes = upgraded?.takeCollected() ?? []
                 if let upgraded { upstreamChannel.pipeline.syncOperations.removeHandler(upgraded, promise: nil) }
-                let accessLog = self.env.accessLog
-                let recorder = TunnelRecorder(record: record, started: started) { accessLog.write($0) }
+                let env = self.env
+                let recorder = TunnelRecorder(record: record, started: started) { record in
+                    env.metrics?.tunnels.decrement()
+                    env.finished(record)
+                }
                 do {
                     try TunnelSwitch.install(
                         clientHandlerContext: context,
@@ -91,6 +94,8 @@ extension ClientConnectionHandler {
                         recorder: recorder,
                         idleTimeout: self.env.configuration.tunnelIdleTimeout
                     )
+                    // Balanced by the recorder's end, which runs only for an installed tunnel.
+                    env.metrics?.tunnels.increment()
                 } catch {
                     upstreamChannel.close(promise: nil)
                     context.close(promise: nil)

@@ -47,8 +47,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         self.logger = env.logger
         self.machine = ClientConnectionStateMachine(
             settings: .init(
-                configuration: env.configuration, via: env.via, client: "?", accessLogEnabled: env.accessLog.isEnabled,
-                requiresAuthentication: env.authenticator != nil
+                configuration: env.configuration, via: env.via, client: "?", recordsEnabled: env.recordsEnabled,
+                requiresAuthentication: env.authenticator != nil, logsPaths: env.accessLog.isEnabled
             ),
             now: .now()
         )
@@ -152,6 +152,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             schedule(deadline, context: context)
         case .connectUpstream(let route, let avoiding, let allowPooled):
             if allowPooled, let pooled = pool.take(route.poolKey) {
+                env.metrics?.poolReuses.increment()
                 attach(pooled, info: UpstreamConnectInfo(pooled: true, dialedIP: pooled.dialedAddress?.ipAddress, writable: pooled.isWritable))
             } else {
                 connect(route, avoiding: avoiding, context: context)
@@ -193,7 +194,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             if keepAlive { observer.arm(onRequestBytes) }
         case .close(let closeUpstream, let log):
             if closeUpstream { dispose(.close) }
-            if let log { env.accessLog.write(log) }
+            if let log { env.finished(log) }
             context.close(promise: nil)
         case .closeAfterLastWrite:
             closeAfterLastWrite(context: context)
@@ -233,7 +234,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         context: ChannelHandlerContext
     ) {
         dispose(disposal)
-        if let log { env.accessLog.write(log) }
+        if let log { env.finished(log) }
         switch then {
         case .closeAfterLastWrite:
             closeAfterLastWrite(context: context)
@@ -333,7 +334,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         } else {
             writeAndClose(head, body: body, context: context)
         }
-        env.accessLog.write(record)
+        env.finished(record)
         logger.debug("request failed", metadata: ["status": "\(error.status.code)", "error": "\(error.shortDescription)"])
     }
 
@@ -348,7 +349,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         var record = record
         record.bytesDown = body.readableBytes
         writeAndClose(head, body: body, context: context)
-        env.accessLog.write(record)
+        env.finished(record)
     }
 
     private func writeAndClose(_ head: HTTPResponseHead, body: ByteBuffer, context: ChannelHandlerContext) {

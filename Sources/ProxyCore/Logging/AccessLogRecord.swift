@@ -34,6 +34,24 @@ public struct AccessLogRecord: Sendable, Equatable {
     public var ttfbMs: Double?
     public var totalMs: Double
     public var error: String?
+    /// `error` as a bounded label (a `ProxyError` kind or one of `abortReasons`), for metrics.
+    public var errorReason: String?
+
+    /// Labels of the ends that are not a `ProxyError`.
+    static let abortReasons = ["client_closed", "client_error", "tunnel_idle_timeout"]
+
+    /// Records `error` as this request's error: its message for the log, its kind for metrics.
+    mutating func fail(_ error: ProxyError) {
+        self.error = error.message
+        self.errorReason = error.shortDescription
+    }
+
+    /// Records an end that is not a `ProxyError` (one of `abortReasons`), unless an error is set.
+    mutating func abort(_ reason: String, message: String) {
+        guard error == nil else { return }
+        error = message
+        errorReason = reason
+    }
 
     public init(kind: Kind, client: String, method: String) {
         self.kind = kind

@@ -11,6 +11,8 @@ final class ProxyEnvironment: Sendable {
     let logger: Logger
     /// Checks Basic proxy credentials; nil when `--proxy-auth` is not set.
     let authenticator: ProxyAuthenticator?
+    /// Prometheus metrics; nil when off.
+    let metrics: ProxyMetrics?
     /// The `Via` value added to forwarded messages (from `--via`).
     let via: ViaHeader
     private let pools: [ObjectIdentifier: UpstreamPool]
@@ -24,9 +26,11 @@ final class ProxyEnvironment: Sendable {
         accessLog: AccessLogWriter,
         logger: Logger,
         eventLoops: [any EventLoop],
-        authenticator: ProxyAuthenticator? = nil
+        authenticator: ProxyAuthenticator? = nil,
+        metrics: ProxyMetrics? = nil
     ) {
         self.authenticator = authenticator
+        self.metrics = metrics
         self.configuration = configuration
         self.connector = connector
         self.accessLog = accessLog
@@ -51,6 +55,15 @@ final class ProxyEnvironment: Sendable {
     }
 
     var allPools: [UpstreamPool] { Array(pools.values) }
+
+    /// Whoever reads finished requests' records: the access log, metrics.
+    var recordsEnabled: Bool { accessLog.isEnabled || metrics != nil }
+
+    /// A request or tunnel is over: log it, count it.
+    func finished(_ record: AccessLogRecord) {
+        accessLog.write(record)
+        metrics?.finished(record)
+    }
 
     var isDraining: Bool { draining.load(ordering: .relaxed) }
 

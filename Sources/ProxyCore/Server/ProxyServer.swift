@@ -39,6 +39,7 @@ public final class ProxyServer: Service, Sendable {
         logger: Logger,
         ipHealth: IPHealthRegistry? = nil,
         openFileLimit: Int = OpenFileLimit.current(),
+        metrics: ProxyMetrics? = nil,
         onBound: @escaping @Sendable (SocketAddress) -> Void = { _ in }
     ) throws(ProxyServerSetupError) {
         let ipHealth = ipHealth ?? IPHealthRegistry(configuration: IPHealthConfiguration(configuration))
@@ -84,7 +85,8 @@ public final class ProxyServer: Service, Sendable {
             connectTimeout: configuration.connectTimeout,
             tlsContext: tlsContext,
             health: ipHealth,
-            ownListeners: ownListeners
+            ownListeners: ownListeners,
+            metrics: metrics
         )
         self.env = ProxyEnvironment(
             configuration: configuration,
@@ -92,7 +94,8 @@ public final class ProxyServer: Service, Sendable {
             accessLog: accessLog,
             logger: logger,
             eventLoops: Array(group.makeIterator()),
-            authenticator: authenticator
+            authenticator: authenticator,
+            metrics: metrics
         )
     }
 
@@ -175,6 +178,7 @@ public final class ProxyServer: Service, Sendable {
         let logger = self.logger
         let acceptErrorLog = self.acceptErrorLog
         let refusalLog = self.refusalLog
+        let metrics = env.metrics
         let serverChannel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -199,9 +203,14 @@ public final class ProxyServer: Service, Sendable {
                     tracker.add(channel)
                     let (verdict, client) = admission.admit(channel.remoteAddress)
                     if let client {
-                        channel.closeFuture.whenComplete { _ in admission.release(client) }
+                        metrics?.clientConnections.increment()
+                        channel.closeFuture.whenComplete { _ in
+                            admission.release(client)
+                            metrics?.clientConnections.decrement()
+                        }
                     }
                     if let refusal = verdict.error {
+                        metrics?.rejected(refusal)
                         refusalLog.run {
                             logger.notice(
                                 "client connection refused",

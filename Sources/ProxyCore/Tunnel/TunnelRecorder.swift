@@ -19,7 +19,7 @@ final class TunnelRecorder {
         openSides -= 1
         guard openSides == 0 else { return }
         record.totalMs = (NIODeadline.now() - started).milliseconds
-        if record.error == nil { record.error = closeReason }
+        if let closeReason { record.abort("tunnel_idle_timeout", message: closeReason) }
         onFinish(record)
     }
 }

@@ -41,16 +41,24 @@ final class ConnectAttemptObserver: ChannelOutboundHandler, RemovableChannelHand
 
     private let health: IPHealthRegistry?
     private let attempts: ConnectAttempts?
+    private let metrics: ProxyMetrics?
+    /// A successful TCP connect ends the attempt (no TLS handshake follows): count it as `ok`.
+    private let successIsFinal: Bool
 
-    init(health: IPHealthRegistry?, attempts: ConnectAttempts?) {
+    init(health: IPHealthRegistry?, attempts: ConnectAttempts?, metrics: ProxyMetrics? = nil, successIsFinal: Bool = true) {
         self.health = health
         self.attempts = attempts
+        self.metrics = metrics
+        self.successIsFinal = successIsFinal
     }
 
     func connect(context: ChannelHandlerContext, to address: SocketAddress, promise: EventLoopPromise<Void>?) {
         let health = self.health
         let attempts = self.attempts
+        let metrics = self.metrics
+        let successIsFinal = self.successIsFinal
         let started = health?.now() ?? .now()
+        let ipv6 = address.protocol == .inet6
         attempts?.started(address)
         let observed = context.eventLoop.makePromise(of: Void.self)
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
@@ -59,13 +67,16 @@ final class ConnectAttemptObserver: ChannelOutboundHandler, RemovableChannelHand
             let context = loopBound.value
             switch result {
             case .success:
+                let connectTime = (health?.now() ?? .now()) - started
                 if let health, let endpoint = UpstreamEndpoint(address) {
-                    health.recordSuccess(endpoint, connectTime: health.now() - started)
+                    health.recordSuccess(endpoint, connectTime: connectTime)
                 }
+                metrics?.connectAttempt(ipv6: ipv6, result: successIsFinal ? "ok" : nil, duration: connectTime)
                 context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
             case .failure(let error):
-                if let health, let kind = UpstreamFailureKind(connectError: error) {
-                    health.recordFailure(address, kind: kind)
+                if let kind = UpstreamFailureKind(connectError: error) {
+                    health?.recordFailure(address, kind: kind)
+                    metrics?.connectAttempt(ipv6: ipv6, result: kind == .refused ? "refused" : kind == .timeout ? "timeout" : "other", duration: nil)
                 }
             }
         }

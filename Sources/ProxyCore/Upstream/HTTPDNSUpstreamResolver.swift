@@ -70,7 +70,7 @@ public final class HTTPDNSUpstreamResolver: UpstreamResolver {
     /// counted as a fallback in the statistics. The connector drops the addresses already tried.
     public func fallback(after failed: Resolution, host: String, port: Int, reason: String, on eventLoop: any EventLoop) -> EventLoopFuture<Resolution>? {
         guard let system, [.httpdns, .cache, .stale].contains(failed.source) else { return nil }
-        stats.recordFallback(host)
+        stats.recordFallback(host, reason: "all_addresses_failed")
         logger.info(
             "every HTTPDNS address failed; trying system DNS",
             metadata: ["proxy.host": "\(host)", "addresses": "\(failed.addresses.count)", "error": "\(reason)"]

@@ -21,8 +21,9 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     let fallbackEnabled: Bool
     public let description: String
 
-    public init(configuration: ProxyConfiguration, logger: Logger) {
-        let stats = ResolverStats()
+    /// `metrics`: the resolver's Prometheus counters (nil: none).
+    public init(configuration: ProxyConfiguration, logger: Logger, metrics: ResolverMetrics? = nil) {
+        let stats = ResolverStats(metrics: metrics)
         self.stats = stats
         self.fallbackEnabled = configuration.systemFallback
         let families: AddressFamilies

@@ -35,6 +35,8 @@ public final class UpstreamConnector: Sendable {
     public let health: IPHealthRegistry?
     /// This process's own listeners: never dialed.
     let ownListeners: OwnListeners
+    /// Counts connect attempts by family and result; nil: none.
+    let metrics: ProxyMetrics?
 
     public init(
         resolver: any UpstreamResolver,
@@ -42,9 +44,11 @@ public final class UpstreamConnector: Sendable {
         connectTimeout: TimeAmount,
         tlsContext: TLSClientContext? = nil,
         health: IPHealthRegistry? = nil,
-        ownListeners: OwnListeners = OwnListeners()
+        ownListeners: OwnListeners = OwnListeners(),
+        metrics: ProxyMetrics? = nil
     ) {
         self.ownListeners = ownListeners
+        self.metrics = metrics
         self.resolver = resolver
         self.policy = policy
         self.connectTimeout = connectTimeout
@@ -196,6 +200,7 @@ public final class UpstreamConnector: Sendable {
         let tlsContext = self.tlsContext
         let connectTimeout = self.connectTimeout
         let health = self.health
+        let metrics = self.metrics
         let attempts = ConnectAttempts()
         return ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
@@ -203,7 +208,8 @@ public final class UpstreamConnector: Sendable {
             .channelInitializer { channel in
                 do {
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(ConnectAttemptObserver(health: health, attempts: attempts))
+                    try sync.addHandler(
+                        ConnectAttemptObserver(health: health, attempts: attempts, metrics: metrics, successIsFinal: plan.tls == nil))
                     if let tls = plan.tls, let tlsContext {
                         try sync.addHandler(
                             OpenSSLClientHandler(context: tlsContext, serverName: tls.serverName, port: plan.port, spkiPins: tls.spkiPins)
@@ -219,7 +225,10 @@ public final class UpstreamConnector: Sendable {
             .flatMapErrorThrowing { error in
                 if case ChannelError.connectTimeout = error {
                     // NIO closes the attempts still pending; for them the overall timeout is the outcome.
-                    for address in attempts.takePending() { health?.recordFailure(address, kind: .timeout) }
+                    for address in attempts.takePending() {
+                        health?.recordFailure(address, kind: .timeout)
+                        metrics?.connectAttempt(ipv6: address.protocol == .inet6, result: "timeout", duration: nil)
+                    }
                 }
                 throw Self.describeConnectFailure(
                     error,
@@ -253,7 +262,8 @@ public final class UpstreamConnector: Sendable {
                 }
                 let address = gate.remoteAddress ?? channel.remoteAddress
                 return gate.handshakeResult(on: eventLoop).map { handshake in
-                    ConnectedUpstream(
+                    if let address { metrics?.connectAttempt(ipv6: address.protocol == .inet6, result: "ok", duration: nil) }
+                    return ConnectedUpstream(
                         channel: channel,
                         address: address ?? remaining[0],
                         source: plan.source,
@@ -263,7 +273,10 @@ public final class UpstreamConnector: Sendable {
                     )
                 }.flatMapError { error in
                     channel.close(promise: nil)
-                    if let address { health?.recordFailure(address, kind: .tls) }
+                    if let address {
+                        health?.recordFailure(address, kind: .tls)
+                        metrics?.connectAttempt(ipv6: address.protocol == .inet6, result: "tls", duration: nil)
+                    }
                     let failures = earlierFailures + [AddressFailure(ip: address?.ipAddress ?? "?", error: error)]
                     let rest = remaining.filter { $0.ipAddress != address?.ipAddress }
                     guard address != nil, !rest.isEmpty, rest.count < remaining.count else {

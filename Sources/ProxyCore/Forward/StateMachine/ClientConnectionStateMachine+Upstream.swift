@@ -97,7 +97,7 @@ extension ClientConnectionStateMachine {
             return failExchange(current!, error, now: now)
         }
         current!.record.status = Int(code)
-        if settings.accessLogEnabled {
+        if settings.recordsEnabled {
             current!.record.ttfbMs = (now - current!.started).milliseconds
         }
         if wantsUpgrade && !isUpgrade {
@@ -202,7 +202,7 @@ extension ClientConnectionStateMachine {
 
     mutating func tunnelConnectFailed(_ error: ProxyError, now: NIODeadline) -> ClientConnectionAction {
         guard case .connectingTunnel(var record, let started) = state else { return .none }
-        record.error = error.message
+        record.fail(error)
         var answered = record
         answered.status = Int(error.status.code)
         answered.totalMs = (now - started).milliseconds

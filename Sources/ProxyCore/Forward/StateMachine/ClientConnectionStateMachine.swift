@@ -14,10 +14,12 @@ struct ClientConnectionStateMachine {
         var via: ViaHeader
         /// The client's address as logged.
         var client: String
-        /// Build access-log records (paths, timings) only when someone reads them.
-        var accessLogEnabled: Bool
+        /// Build records (timings, statuses) only when someone reads them: the access log or metrics.
+        var recordsEnabled: Bool
         /// Every request must carry verified Basic proxy credentials (`--proxy-auth`).
         var requiresAuthentication = false
+        /// Records carry paths (only the access log shows them).
+        var logsPaths = true
     }
 
     /// Requests read ahead of the one being served are queued up to this many; the next one is
@@ -391,9 +393,9 @@ struct ClientConnectionStateMachine {
         case .denied(let user, _):
             return refuseCredentials(head, why: "the credentials for user '\(ProxyError.sanitized(user, limit: 64))' are not valid", user: user, now: now, draining: draining)
         case .busy:
-            var record = Self.record(for: head, client: settings.client, accessLogEnabled: settings.accessLogEnabled)
+            var record = Self.record(for: head, client: settings.client, logsPaths: settings.recordsEnabled && settings.logsPaths)
             let error = ProxyError(.overloaded, "too many proxy credential checks in progress")
-            record.error = error.message
+            record.fail(error)
             return respond(error, record: record, started: started, now: now)
         }
     }
@@ -404,9 +406,9 @@ struct ClientConnectionStateMachine {
         -> ClientConnectionAction
     {
         let error = ProxyError.proxyAuthRequired(why)
-        var record = Self.record(for: head, client: settings.client, accessLogEnabled: settings.accessLogEnabled)
+        var record = Self.record(for: head, client: settings.client, logsPaths: settings.recordsEnabled && settings.logsPaths)
         record.user = user
-        record.error = error.message
+        record.fail(error)
         record.status = Int(error.status.code)
         let keepAlive = head.isKeepAlive && !draining && !closeAfterExchange && head.method != .CONNECT
             && !head.headers.contains(name: "upgrade") && !MessageFraming.mayHaveBody(head.headers)
@@ -420,10 +422,10 @@ struct ClientConnectionStateMachine {
     }
 
     /// A record for a request refused before its target was parsed.
-    private static func record(for head: HTTPRequestHead, client: String, accessLogEnabled: Bool) -> AccessLogRecord {
+    private static func record(for head: HTTPRequestHead, client: String, logsPaths: Bool) -> AccessLogRecord {
         var record = AccessLogRecord(kind: head.method == .CONNECT ? .tunnel : .request, client: client, method: head.method.rawValue)
         (record.host, record.port, record.path) = RequestTarget.loggable(head.uri)
-        if !accessLogEnabled { record.path = "" }
+        if !logsPaths { record.path = "" }
         return record
     }
 
@@ -448,7 +450,7 @@ struct ClientConnectionStateMachine {
             record.scheme = target.scheme.rawValue
             record.host = target.host
             record.port = target.port
-            if settings.accessLogEnabled {
+            if settings.recordsEnabled && settings.logsPaths {
                 record.path = String(target.pathAndQuery.utf8.prefix { $0 != UInt8(ascii: "?") }) ?? target.pathAndQuery
             }
             if MessageRewriter.viaContains(head.headers, pseudonym: settings.via.pseudonym) {
@@ -456,10 +458,10 @@ struct ClientConnectionStateMachine {
             }
             rewritten = try MessageRewriter.rewriteRequest(head, target: target, via: settings.via)
         } catch {
-            record.error = error.message
+            record.fail(error)
             if record.host.isEmpty {
                 (record.host, record.port, record.path) = RequestTarget.loggable(head.uri)
-                if !settings.accessLogEnabled { record.path = "" }
+                if !(settings.recordsEnabled && settings.logsPaths) { record.path = "" }
             }
             return respond(error, record: record, started: started, now: now)
         }
@@ -497,7 +499,7 @@ struct ClientConnectionStateMachine {
                 throw ProxyError.loop(head.headers[canonicalForm: "via"].joined(separator: ", "))
             }
         } catch {
-            record.error = error.message
+            record.fail(error)
             return respond(error, record: record, started: started, now: now)
         }
         state = .connectingTunnel(record: record, started: started)
@@ -520,7 +522,7 @@ struct ClientConnectionStateMachine {
             guard var exchange = current else { return .none }
             guard exchange.responseStarted else { return failExchange(exchange, proxyError, now: now) }
             // Too late for an answer of our own: the client sees a truncated response.
-            exchange.record.error = proxyError.message
+            exchange.record.fail(proxyError)
             state = .closing
             return .close(closeUpstream: true, log: finalRecord(exchange, now: now))
         case .idle, .discardingRefusedRequest:
@@ -535,7 +537,7 @@ struct ClientConnectionStateMachine {
             return .none
         case .exchange:
             guard var exchange = current else { return .none }
-            if exchange.record.error == nil { exchange.record.error = "client connection error" }
+            exchange.record.abort("client_error", message: "client connection error")
             state = .closed
             return .close(closeUpstream: true, log: finalRecord(exchange, now: now))
         default:
@@ -549,8 +551,8 @@ struct ClientConnectionStateMachine {
         clearQueue()
         defer { state = .closed }
         guard case .exchange = state, var exchange = current else { return .none }
-        if exchange.record.error == nil && !exchange.responseComplete {
-            exchange.record.error = "client closed the connection"
+        if !exchange.responseComplete {
+            exchange.record.abort("client_closed", message: "client closed the connection")
         }
         return .close(closeUpstream: true, log: finalRecord(exchange, now: now))
     }
@@ -582,7 +584,7 @@ struct ClientConnectionStateMachine {
     /// An error with no exchange to blame (a timeout before any head, a head the decoder rejected).
     private mutating func failConnection(_ error: ProxyError, now: NIODeadline) -> ClientConnectionAction {
         var record = AccessLogRecord(kind: .request, client: settings.client, method: "-")
-        record.error = error.message
+        record.fail(error)
         return respond(error, record: record, started: now, now: now)
     }
 
@@ -591,7 +593,7 @@ struct ClientConnectionStateMachine {
     mutating func failExchange(_ exchange: ExchangeState, _ error: ProxyError, now: NIODeadline) -> ClientConnectionAction {
         var exchange = exchange
         exchange.lastUpstreamActivity = nil
-        exchange.record.error = error.message
+        exchange.record.fail(error)
         if exchange.responseStarted {
             state = .closing
             return .close(closeUpstream: true, log: finalRecord(exchange, now: now))
@@ -607,7 +609,7 @@ struct ClientConnectionStateMachine {
     /// The current exchange's record to log (nil when nobody reads the access log), copying the
     /// record only.
     func currentRecord(now: NIODeadline) -> AccessLogRecord? {
-        guard settings.accessLogEnabled, current != nil else { return nil }
+        guard settings.recordsEnabled, current != nil else { return nil }
         var record = current!.record
         record.totalMs = (now - current!.started).milliseconds
         return record
@@ -615,7 +617,7 @@ struct ClientConnectionStateMachine {
 
     /// The record to log for a finished exchange, or nil when nobody reads the access log.
     func finalRecord(_ exchange: ExchangeState, now: NIODeadline) -> AccessLogRecord? {
-        guard settings.accessLogEnabled else { return nil }
+        guard settings.recordsEnabled else { return nil }
         var record = exchange.record
         record.totalMs = (now - exchange.started).milliseconds
         return record

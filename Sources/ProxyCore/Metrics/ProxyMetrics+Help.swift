@@ -1,0 +1,37 @@
+extension ProxyMetrics {
+    /// HELP text of every metric (swift-metrics carries none, so the exposition gets it here).
+    public static let help: [String: String] = [
+        "httpdns_proxy_requests_total": "Finished requests and tunnels by kind (http, https, connect, upgrade) and status class.",
+        "httpdns_proxy_request_duration_seconds": "Time from a request's head to its last response byte (tunnels: to their close), by kind.",
+        "httpdns_proxy_request_errors_total": "Requests and tunnels that ended in an error, by reason (a bounded error kind).",
+        "httpdns_proxy_client_connections_active": "Admitted client connections open now.",
+        "httpdns_proxy_tunnels_active": "CONNECT tunnels and upgraded connections open now.",
+        "httpdns_proxy_client_connections_rejected_total": "Client connections refused at accept, by reason (client ACL, connection limits).",
+        "httpdns_proxy_upstream_connect_attempts_total": "Connect attempts to origin addresses by family and result (ok, refused, timeout, tls, other).",
+        "httpdns_proxy_upstream_connect_duration_seconds": "TCP connect time of successful attempts to origin addresses.",
+        "httpdns_proxy_upstream_pool_reuses_total": "Requests that rode a pooled (kept-alive) upstream connection.",
+        "httpdns_proxy_resolve_requests_total": "Name lookups by how the cache answered them (hit, stale, miss, negative, coalesced).",
+        "httpdns_proxy_resolver_queries_total": "Queries sent to the HTTPDNS service by provider and result (ok or the failure kind).",
+        "httpdns_proxy_resolver_query_duration_seconds": "Round-trip time of queries to the HTTPDNS service, by provider.",
+        "httpdns_proxy_resolver_fallbacks_total": "Times system DNS was used instead of HTTPDNS, by reason (no_answer, all_addresses_failed).",
+        "httpdns_proxy_cache_entries": "Names in the DNS cache.",
+        "httpdns_proxy_config_reloads_total": "Configuration reloads by result.",
+        "httpdns_proxy_build_info": "Always 1; the version label is the running build.",
+    ]
+
+    /// `text` with a `# HELP` line before each `# TYPE` line of a known metric.
+    public static func addingHelp(to text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count + help.count * 96)
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("# TYPE ") {
+                let name = line.dropFirst(7).prefix { $0 != " " }
+                if let text = help[String(name)] { out += "# HELP \(name) \(text)\n" }
+            }
+            out += line
+            out += "\n"
+        }
+        if out.hasSuffix("\n\n") { out.removeLast() }
+        return out
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import HTTPDNSTestSupport
+import Testing
+
+/// The admin `/metrics` endpoint of the real binary: the contract's names, and counts that agree
+/// with `/stats`, the access log and what the fake HTTPDNS service saw.
+@Suite("Prometheus metrics", .timeLimit(.minutes(2)))
+struct MetricsTests {
+    /// `name{labels} value` lines of a Prometheus text exposition, keyed by `name{labels}` with
+    /// the labels in the order written.
+    static func samples(_ text: String) -> [String: Double] {
+        var result: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            result[String(line[..<space])] = value
+        }
+        return result
+    }
+
+    static func scrape(_ proxy: ProxyProcess) throws -> (text: String, samples: [String: Double]) {
+        let response = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/metrics", proxy: nil)
+        #expect(response.status == 200)
+        #expect(response.header("content-type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        return (response.bodyText, samples(response.bodyText))
+    }
+
+    @Test func countersAgreeWithStatsTheAccessLogAndTheResolverService() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let service = try FakeHTTPDNSService()
+        defer { service.stop() }
+        service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
+        service.setNXDOMAIN("missing.test")
+        let proxy = try ProxyProcess.launch(
+            HTTPDNSResolutionTests.jsonProvider(service) + ["--system-fallback", "false", "--ip-family", "ipv4",
+                                                            "--connect-ports", String(origin.port)])
+        defer { proxy.stop() }
+
+        for _ in 0..<3 {
+            let response = try Curl.fetch("http://origin.test:\(origin.port)/hello", proxy: proxy.proxyURL)
+            #expect(response.status == 200, "\(response.stderr) \(proxy.diagnostics)")
+        }
+        let missing = try Curl.fetch("http://missing.test:\(origin.port)/hello", proxy: proxy.proxyURL)
+        #expect(missing.status == 502)
+        let refused = try Curl.fetch("http://127.0.0.1:1/", proxy: proxy.proxyURL)
+        #expect(refused.status == 502)
+        let tunnel = try Curl.fetch("http://origin.test:\(origin.port)/hello", proxy: proxy.proxyURL, extra: ["-p"])
+        #expect(tunnel.status == 200, "\(tunnel.stderr)")
+        #expect(proxy.waitForAccessLogs(count: 6, where: { _ in true }) != nil, proxy.diagnostics)
+
+        let (text, metrics) = try Self.scrape(proxy)
+        func value(_ key: String) -> Double { metrics[key] ?? 0 }
+        // Requests by kind and class, and the error reasons (as the access log has them).
+        #expect(value("httpdns_proxy_requests_total{kind=\"http\",code_class=\"2xx\"}") == 3, "\(text)")
+        #expect(value("httpdns_proxy_requests_total{kind=\"http\",code_class=\"5xx\"}") == 2)
+        #expect(value("httpdns_proxy_requests_total{kind=\"connect\",code_class=\"2xx\"}") == 1)
+        #expect(value("httpdns_proxy_request_errors_total{reason=\"resolve_failed\"}") == 1)
+        #expect(value("httpdns_proxy_request_errors_total{reason=\"connect_failed\"}") == 1)
+        #expect(value("httpdns_proxy_request_duration_seconds_count{kind=\"http\"}") == 5)
+        #expect(value("httpdns_proxy_request_duration_seconds_count{kind=\"connect\"}") == 1)
+        #expect(value("httpdns_proxy_tunnels_active") == 0 && value("httpdns_proxy_client_connections_active") >= 0)
+        // Upstream: three fresh connects and two pooled reuses for origin.test, one refused dial.
+        #expect(value("httpdns_proxy_upstream_connect_attempts_total{family=\"ipv4\",result=\"refused\"}") == 1)
+        let connects = value("httpdns_proxy_upstream_connect_attempts_total{family=\"ipv4\",result=\"ok\"}")
+        let reuses = value("httpdns_proxy_upstream_pool_reuses_total")
+        #expect(connects + reuses == 4, "one upstream per forwarded request or tunnel: \(connects) + \(reuses)")
+        #expect(value("httpdns_proxy_upstream_connect_duration_seconds_count") == connects)
+
+        // The resolver: what the fake service counted, and what /stats says.
+        let queries = Double(service.queryCount(for: "origin.test") + service.queryCount(for: "missing.test"))
+        #expect(queries == 2)
+        #expect(value("httpdns_proxy_resolver_queries_total{provider=\"json\",result=\"ok\"}") == 1)
+        #expect(value("httpdns_proxy_resolver_queries_total{provider=\"json\",result=\"nxdomain\"}") == 1)
+        #expect(value("httpdns_proxy_resolver_query_duration_seconds_count{provider=\"json\"}") == queries)
+        let stats = try #require(
+            try JSONSerialization.jsonObject(with: try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/stats", proxy: nil).body)
+                as? [String: Any])
+        let totals = try #require(stats["totals"] as? [String: Any])
+        #expect(Double(totals["queries"] as? Int ?? -1) == queries)
+        #expect(value("httpdns_proxy_resolve_requests_total{result=\"miss\"}") == queries)
+        #expect(Double(totals["cacheHits"] as? Int ?? -1) == value("httpdns_proxy_resolve_requests_total{result=\"hit\"}"), "\(totals)")
+        #expect(value("httpdns_proxy_resolve_requests_total{result=\"hit\"}") >= 1)
+        #expect(value("httpdns_proxy_cache_entries") == 2, "origin.test and the negative entry for missing.test")
+        #expect(value("httpdns_proxy_build_info{version=\"0.1.0\"}") == 1 || text.contains("httpdns_proxy_build_info{version="))
+        // Bounded labels only: no host, address or path ever appears in the exposition.
+        for forbidden in ["origin.test", "missing.test", "127.0.0.1", "/hello"] {
+            #expect(!text.contains(forbidden), "\(forbidden) leaked into a label")
+        }
+        try Self.promtoolCheck(text)
+    }
+
+    @Test func metricsOffAnswers404() throws {
+        let proxy = try ProxyProcess.launch(["--metrics", "false"])
+        defer { proxy.stop() }
+        let response = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/metrics", proxy: nil)
+        #expect(response.status == 404)
+        #expect(response.bodyText.contains("--metrics false"))
+    }
+
+    /// `promtool check metrics` (Debian's prometheus package) lints the exposition when present.
+    static func promtoolCheck(_ text: String) throws {
+        guard let promtool = ChildEnvironment.which("promtool") else {
+            print("⚠️  SKIPPED promtool check of /metrics: promtool not installed (apt-get install prometheus)")
+            return
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: promtool)
+        process.arguments = ["check", "metrics"]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "promtool: \(report)")
+    }
+}

@@ -107,6 +107,8 @@ class Soak:
         self.wrk_runs = []
         self.rounds = 0
         self.result = {}
+        self.rate = None  # requests per second of the last round
+        self.budget_file = None
 
     # ---------------------------------------------------------------- time and phases
     def now(self):
@@ -380,9 +382,27 @@ http {{
                    r["latency_us"]["p99"] / 1000))
         return total
 
-    def start_clients(self, stage, tunnels):
+    def set_budget(self, n):
+        if self.budget_file:
+            tmp = self.budget_file.with_suffix(".tmp")
+            tmp.write_text("%d\n" % n)
+            os.replace(tmp, self.budget_file)
+
+    def pace_tunnels(self, stop, t0, seconds, start, target):
+        """Raise the tunnel budget linearly from start to target over the round; the whole
+        target once the round is over."""
+        while not stop.is_set():
+            frac = min(1.0, (time.monotonic() - t0) / max(1.0, seconds))
+            self.set_budget(int(start + (target - start) * frac))
+            if stop.wait(0.5):
+                break
+        self.set_budget(target)
+
+    def start_clients(self, stage, tunnels, paced):
         st = self.workdir / ("clients-%s.json" % stage)
         stop = self.workdir / ("clients-%s.stop" % stage)
+        self.budget_file = (self.workdir / ("clients-%s.budget" % stage)) if paced else None
+        self.set_budget(0)
         argv = [sys.executable, str(BENCH_DIR / "soak_peers.py"), "clients",
                 "--proxy-port", str(self.ports["proxy"]),
                 "--origin", "origin.test:%d" % self.ports["nginx"],
@@ -390,6 +410,8 @@ http {{
                 "--echo", "echo.test:%d" % self.ports["echo"],
                 "--tunnels", str(tunnels), "--status", str(st), "--stop", str(stop),
                 "--deadline", str(self.args.max_load_seconds + 120)]
+        if self.budget_file:
+            argv += ["--tunnel-budget", str(self.budget_file)]
         if self.args.proxy_user:
             argv += ["--proxy-user", self.args.proxy_user]
         self.procs.start("clients", argv, self.logs / ("clients-%s.log" % stage))
@@ -433,9 +455,14 @@ http {{
         return reqs, s["tunnels_done"], s["tunnels_done"] >= s["tunnels"]
 
     def load(self, stage, want_requests, want_tunnels, round_seconds, deadline):
-        st, stop = self.start_clients(stage, want_tunnels)
+        """Rounds of every wrk mix at once until want_requests (wrk + clients) and the tunnels
+        are done. In the load phase the tunnels are spread over the rounds: each round may
+        start the share of the tunnels left that matches its share of the requests left
+        (estimated from the last round's rate; the warm-up's for the first)."""
+        paced = stage == "load"
+        st, stop = self.start_clients(stage, want_tunnels, paced)
         wrk_total = 0
-        rate = None
+        rate = self.rate
         k = 0
         while True:
             k += 1
@@ -460,11 +487,28 @@ http {{
             log("%s round %d: %d s of wrk (requests so far %s, tunnels %s/%s)"
                 % (stage, k, secs, fmt(wrk_total + creq), fmt(tdone), fmt(want_tunnels)))
             t = time.monotonic()
-            got = self.wrk_round(secs, stage)
+            pacer_stop = threading.Event()
+            pacer = None
+            if paced and left <= 0:
+                self.set_budget(want_tunnels)  # the requests are done: the rest at once
+            elif paced:
+                share = 1.0 if not rate else min(1.0, rate * secs / left)
+                target = want_tunnels if share >= 0.999 else tdone + int((want_tunnels - tdone) * share)
+                pacer = threading.Thread(target=self.pace_tunnels, daemon=True,
+                                         args=(pacer_stop, t, secs, tdone, target))
+                pacer.start()
+            try:
+                got = self.wrk_round(secs, stage)
+            finally:
+                pacer_stop.set()
+                if pacer:
+                    pacer.join(5)
             wrk_total += got
             r2, _, _ = self.clients_progress(st)
             rate = (got + r2 - creq) / max(0.5, time.monotonic() - t)
+            self.rate = rate
             self.procs.check_alive("proxy")
+        self.set_budget(want_tunnels)
         self.finish_clients(stage, st, stop)
         self.requests[stage] += wrk_total
 

@@ -350,6 +350,18 @@ async def tunnel(args, i):
         TUNNELS["done"] += 1
 
 
+def budget(args):
+    """How many tunnels may have been started by now (--tunnel-budget: the soak spreads the
+    tunnels over the load that way); no file option means all of them."""
+    if not args.tunnel_budget:
+        return args.tunnels
+    try:
+        with open(args.tunnel_budget) as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
 async def tunnels(args):
     sem = asyncio.Semaphore(args.tunnel_concurrency)
 
@@ -357,8 +369,16 @@ async def tunnels(args):
         async with sem:
             await tunnel(args, i)
     # in slices, so 20,000 pending coroutines do not all exist at once
+    allowed = 0
     for start in range(0, args.tunnels, 1000):
-        await asyncio.gather(*(one(i) for i in range(start, min(args.tunnels, start + 1000))))
+        batch = []
+        for i in range(start, min(args.tunnels, start + 1000)):
+            while i >= allowed:
+                allowed = budget(args)
+                if i >= allowed:
+                    await asyncio.sleep(0.2)
+            batch.append(asyncio.create_task(one(i)))
+        await asyncio.gather(*batch)
 
 
 def write_status(args, final=False):
@@ -409,6 +429,8 @@ def main():
     c.add_argument("--echo", required=True, help="name:port of the echo service")
     c.add_argument("--tunnels", type=int, default=20000)
     c.add_argument("--tunnel-concurrency", type=int, default=64)
+    c.add_argument("--tunnel-budget", default="",
+                   help="file holding how many tunnels may have been started so far")
     c.add_argument("--slow", type=int, default=8)
     c.add_argument("--vanish", type=int, default=8)
     c.add_argument("--status", required=True)

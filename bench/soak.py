@@ -574,7 +574,8 @@ http {{
         try:
             _, body = self.admin("/stats")
             (self.out / "soak-proxy-stats.json").write_bytes(body)
-        except OSError:
+            self.proxy_stats = json.loads(body).get("totals")
+        except (OSError, ValueError, AttributeError):
             pass
         time.sleep(1.5)
 
@@ -615,6 +616,16 @@ http {{
                  "stopped and restarted %d times (%s queries answered)"
                  % (fmt(meta["seconds"]), fmt(getattr(self, "load_seconds", None)), self.rounds,
                     self.dns_cycles, fmt(self.dns_queries)))
+        st = getattr(self, "proxy_stats", None)
+        if st:
+            L.append("- the proxy's resolver (`/stats` totals): %s fresh cache hits, %s stale hits "
+                     "(served while the service was down), %s queries to the service (%s answered, "
+                     "errors %s), %s fallbacks to system DNS"
+                     % (fmt(st.get("cacheHits")), fmt(st.get("staleHits")), fmt(st.get("queries")),
+                        fmt(st.get("successes")),
+                        ", ".join("%s %s" % (k, fmt(v)) for k, v in
+                                  sorted((st.get("errorsByKind") or {}).items())) or "none",
+                        fmt(st.get("fallbacksToSystem"))))
         if not meta["complete"]:
             L.append("- **incomplete run**: %s" % meta.get("error", "see the log"))
         L.append("")
@@ -669,13 +680,20 @@ http {{
         ax2.plot(t, [s["fds"] for s in self.samples], color="tab:green", lw=1)
         ax2.set_ylabel("open descriptors")
         ax2.set_xlabel("seconds")
-        for ax in (ax1, ax2):
-            ax.set_ylim(bottom=0)
-            ax.grid(alpha=0.3)
         b = getattr(self, "baseline", None)
+        top_rss = max(s["rss_kib"] for s in self.samples) / 1024
+        top_fds = max(s["fds"] for s in self.samples)
+        if b:  # keep the limit lines in view
+            top_rss = max(top_rss, b["rss_kib"] * (1 + self.args.rss_slack_pct / 100) / 1024)
+            top_fds = max(top_fds, b["fds"] + self.args.fd_slack)
+        ax1.set_ylim(0, top_rss * 1.08)
+        ax2.set_ylim(0, top_fds * 1.08)
+        for ax in (ax1, ax2):
+            ax.grid(alpha=0.3)
         if b:
             ax1.axhline(b["rss_kib"] / 1024, color="grey", ls="--", lw=0.8, label="baseline")
-            ax1.axhline(b["rss_kib"] * 1.1 / 1024, color="red", ls=":", lw=0.8, label="baseline +10 %")
+            ax1.axhline(b["rss_kib"] * (1 + self.args.rss_slack_pct / 100) / 1024, color="red",
+                        ls=":", lw=0.8, label="baseline +%d %%" % self.args.rss_slack_pct)
             ax2.axhline(b["fds"], color="grey", ls="--", lw=0.8, label="baseline")
             ax2.axhline(b["fds"] + self.args.fd_slack, color="red", ls=":", lw=0.8,
                         label="baseline +%d" % self.args.fd_slack)
@@ -692,7 +710,9 @@ http {{
                 for ax in (ax1, ax2):
                     ax.axvspan(t0, t1, color=color, lw=0)
             if name in ("warm-up", "settle", "drain") or name == "load round 1":
-                ax1.text(t0, 1.01, "load" if name.startswith("load") else name,
+                # staggered, so the short phases' labels do not overlap
+                ax1.text(t0, 1.08 if name == "settle" else 1.01,
+                         "load" if name.startswith("load") else name,
                          transform=ax1.get_xaxis_transform(), fontsize=8, va="bottom")
         # fake HTTPDNS down: red bars along the bottom of both panels
         downs, since = [], None
@@ -710,7 +730,7 @@ http {{
         ax1.legend(loc="upper left", fontsize=8)
         ax2.legend(loc="upper left", fontsize=8)
         fig.suptitle("httpdns-proxy soak: RSS and descriptors per second (shaded: warm-up, load "
-                     "rounds; red ticks: fake HTTPDNS down)", fontsize=10)
+                     "rounds; red ticks: fake HTTPDNS down)", fontsize=10, y=0.995)
         fig.tight_layout()
         fig.savefig(path, dpi=110)
         plt.close(fig)
@@ -726,7 +746,30 @@ def git_commit():
         return "unknown"
 
 
+def replot(out_dir, png):
+    """Draw the plot again from a finished run's soak-results.json and soak-samples.csv."""
+    out_dir = Path(out_dir)
+    res = json.loads((out_dir / "soak-results.json").read_text())
+    args = argparse.Namespace(rss_slack_pct=res.get("rss_slack_pct", 10),
+                              fd_slack=res.get("fd_slack", 16), workdir=None)
+    soak = Soak.__new__(Soak)
+    soak.args = args
+    with open(out_dir / "soak-samples.csv") as f:
+        soak.samples = [{"t": float(r["t_s"]), "phase": r["phase"], "rss_kib": int(r["rss_kib"]),
+                         "fds": int(r["fds"]), "threads": int(r["threads"]),
+                         "dns_up": int(r["dns_up"])} for r in csv.DictReader(f)]
+    soak.phases = [tuple(p) for p in res["phases"]]
+    soak.dns_events = [tuple(e) for e in res["dns_events"]]
+    if res.get("baseline"):
+        soak.baseline = res["baseline"]
+    return soak.plot(png)
+
+
 def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "--replot":
+        # bench/soak.py --replot OUT_DIR [PNG]: redraw a finished run's plot
+        png = sys.argv[3] if len(sys.argv) > 3 else str(Path(sys.argv[2]) / "soak.png")
+        return 0 if replot(sys.argv[2], png) else 1
     ap = argparse.ArgumentParser(description="httpdns-proxy soak (use bench/soak.sh)")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--out", required=True)
@@ -799,6 +842,8 @@ def main():
                      for (c, o, e), n in sorted(soak.counts.items())],
         "wrk_runs": soak.wrk_runs, "phases": soak.phases, "dns_events": soak.dns_events,
         "dns_queries": soak.dns_queries, "proxy_argv": getattr(soak, "proxy_argv", None),
+        "rss_slack_pct": args.rss_slack_pct, "fd_slack": args.fd_slack,
+        "proxy_stats": getattr(soak, "proxy_stats", None),
     }, indent=1) + "\n")
     print(table)
     for name, need, have, ok in checks:

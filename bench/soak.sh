@@ -18,7 +18,7 @@ usage: bench/soak.sh --bin PATH [options]
   --max-seconds N        hard limit for the whole run (default 5400)
   --proxy-args "ARGS"    extra proxy arguments (appended, so they override the soak's own)
   --proxy-user USER:PASS send Proxy-Authorization: Basic with every request and CONNECT
-  --docs                 also copy the plot to docs/img/soak-YYYYMMDD.png (and link it from
+  --docs                 also copy the plot to docs/img/soak-YYYYMMDD-HHMM.png (and link it from
                          OUT/soak-results.md)
   --out DIR              output directory (default bench/out)
   -h, --help             this text
@@ -120,7 +120,7 @@ ulimit -n "$HARD" || die "could not raise the open-file limit to $HARD"
 
 DOCS_PNG=
 if [ "$DOCS" = 1 ]; then
-  DOCS_PNG=docs/img/soak-$(date -u +%Y%m%d).png
+  DOCS_PNG=docs/img/soak-$(date -u +%Y%m%d-%H%M).png
 fi
 
 # ---------------------------------------------------------------- run, and always clean up

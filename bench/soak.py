@@ -610,8 +610,8 @@ http {{
         passed = all(c[3] for c in checks) and meta["complete"]
         L.append("#### Soak run %s: %s" % (meta["started"][:10], "PASS" if passed else "**FAIL**"))
         L.append("")
-        L.append("- command: `%s`; proxy `%s` (%s); %s" % (meta["command"], meta["bin"],
-                                                         meta["commit"], meta["machine"]))
+        L.append("- command: `%s`; proxy `%s` (working tree: %s); %s"
+                 % (meta["command"], meta["bin"], meta["commit"], meta["machine"]))
         L.append("- duration: %s s in all, of which load %s s in %d rounds; fake HTTPDNS "
                  "stopped and restarted %d times (%s queries answered)"
                  % (fmt(meta["seconds"]), fmt(getattr(self, "load_seconds", None)), self.rounds,
@@ -619,7 +619,7 @@ http {{
         st = getattr(self, "proxy_stats", None)
         if st:
             L.append("- the proxy's resolver (`/stats` totals): %s fresh cache hits, %s stale hits "
-                     "(served while the service was down), %s queries to the service (%s answered, "
+                     "(expired answers served while a refresh was failing or pending), %s queries to the service (%s answered, "
                      "errors %s), %s fallbacks to system DNS"
                      % (fmt(st.get("cacheHits")), fmt(st.get("staleHits")), fmt(st.get("queries")),
                         fmt(st.get("successes")),
@@ -641,9 +641,10 @@ http {{
         L.append("| proxy | baseline (after warm-up, idle) | peak (load) | after (drained, idle) | after − baseline |")
         L.append("| --- | --- | --- | --- | --- |")
         if b and p and af:
-            L.append("| RSS KiB | %s | %s | %s | %+s (%+.1f %%) |"
+            L.append("| RSS KiB | %s | %s | %s | %s (%+.1f %%) |"
                      % (fmt(b["rss_kib"]), fmt(p["rss_kib"]), fmt(af["rss_kib"]),
-                        fmt(af["rss_kib"] - b["rss_kib"]), 100 * (af["rss_kib"] / b["rss_kib"] - 1)))
+                        "{:+,.0f}".format(af["rss_kib"] - b["rss_kib"]),
+                        100 * (af["rss_kib"] / b["rss_kib"] - 1)))
             L.append("| open descriptors | %d | %d | %d | %+d |"
                      % (b["fds"], p["fds"], af["fds"], af["fds"] - b["fds"]))
             L.append("| threads | %d | %d | %d | %+d |"

@@ -712,7 +712,7 @@ http {{
                     ax.axvspan(t0, t1, color=color, lw=0)
             if name in ("warm-up", "settle", "drain") or name == "load round 1":
                 # staggered, so the short phases' labels do not overlap
-                ax1.text(t0, 1.08 if name == "settle" else 1.01,
+                ax1.text(t0, {"warm-up": 1.15, "settle": 1.08}.get(name, 1.01),
                          "load" if name.startswith("load") else name,
                          transform=ax1.get_xaxis_transform(), fontsize=8, va="bottom")
         # fake HTTPDNS down: red bars along the bottom of both panels
@@ -794,6 +794,7 @@ def main():
     import shlex
     args.proxy_args = shlex.split(args.proxy_args)
     soak = Soak(args)
+    commit = git_commit()  # now: the tree may change while the soak runs
     started = datetime.datetime.now(datetime.timezone.utc)
     t0 = time.monotonic()
     import signal
@@ -814,7 +815,7 @@ def main():
         soak.procs.stop_all()
     meta = {"started": started.isoformat(timespec="seconds"), "seconds": round(time.monotonic() - t0, 1),
             "command": args.command, "bin": os.path.relpath(os.path.abspath(args.bin), REPO),
-            "commit": git_commit(),
+            "commit": commit,
             "machine": "%s, %d CPUs, kernel %s" % (platform.machine(), os.cpu_count(), platform.release()),
             "complete": status == 0 and "incomplete" not in soak.result}
     if error:

@@ -813,8 +813,10 @@ def main():
         soak.flapping.set()
         soak.sampling.set()
         soak.procs.stop_all()
+    # the password of --proxy-user stays out of the results
+    command = re.sub(r"(--proxy-user[ =])\S+", r"\1USER:***", args.command)
     meta = {"started": started.isoformat(timespec="seconds"), "seconds": round(time.monotonic() - t0, 1),
-            "command": args.command, "bin": os.path.relpath(os.path.abspath(args.bin), REPO),
+            "command": command, "bin": os.path.relpath(os.path.abspath(args.bin), REPO),
             "commit": commit,
             "machine": "%s, %d CPUs, kernel %s" % (platform.machine(), os.cpu_count(), platform.release()),
             "complete": status == 0 and "incomplete" not in soak.result}

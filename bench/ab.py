@@ -5,6 +5,10 @@ Started by bench/ab.sh; loopback only. Starts nginx (1 KiB and 64 KiB files), th
 HTTPDNS service (bench/fake_httpdns.py) and both proxies (plus one of each with the access
 log on, written to /dev/null), then:
 
+  (base and head may be the same binary with different flags: --base-args / --head-args are
+  appended to each side's command line, after the harness's own flags, so they override them;
+  --proxy-user USER:PASS makes every request to a proxy carry Proxy-Authorization: Basic.)
+
   keep-alive  rounds of wrk -t2 -c64 (bench/absolute.lua, absolute-form GET through a proxy;
               origin.test resolved by the fake HTTPDNS service) against direct nginx, base and
               head; base and head alternate, and which of them goes first rotates each round.
@@ -18,11 +22,13 @@ Medians of the rounds go to a markdown table (stdout and --out/ab-results.md) an
 WORKDIR/pids (ab.sh's EXIT trap stops them too) and is stopped when this script ends.
 """
 import argparse
+import base64
 import datetime
 import json
 import os
 import platform
 import re
+import shlex
 import socket
 import statistics
 import subprocess
@@ -94,6 +100,10 @@ class AB:
         self.procs = Processes(self.workdir)
         self.ports = {}
         self.bins = {"base": args.base_bin, "head": args.head_bin}
+        self.extra = {"base": shlex.split(args.base_args), "head": shlex.split(args.head_args)}
+        # the Proxy-Authorization field value sent to the proxies (not to nginx directly)
+        self.auth = ("Basic " + base64.b64encode(args.proxy_user.encode()).decode()
+                     if args.proxy_user else "")
         self.results = {"keepalive": [], "hostile": []}
 
     def run(self, argv, timeout, env=None, check=True):
@@ -171,23 +181,22 @@ http {{
                 "--allow-destination", "127.0.0.0/8",
                 "--connect-ports", str(self.ports["nginx"]),
                 "--access-log", "stdout" if access_log else "off", "--log-level", "warning"]
+        argv += self.extra[key]  # last: a flag given again overrides the one above
         logpath = self.logs / ("%s.log" % name.replace("+", "-"))
-        kw = {"env": None}
-        devnull = None
-        if access_log:
-            devnull = open(os.devnull, "wb")
-            kw["stdout"] = devnull
-        # Processes.start merges clean_env(env) over os.environ: pass the filtered env whole
+        (self.logs / ("%s.argv" % name.replace("+", "-"))).write_text(shlex.join(argv) + "\n")
+        # stdout is the access log only (whichever flags turned it on): /dev/null, so a log on
+        # costs formatting and a write, never disk space; stderr (logs) to the log file
         out = open(logpath, "ab")
-        proc = subprocess.Popen(argv, stdout=kw.get("stdout", out), stderr=out,
+        devnull = open(os.devnull, "wb")
+        proc = subprocess.Popen(argv, stdout=devnull, stderr=out,
                                 stdin=subprocess.DEVNULL, start_new_session=True, env=proxy_env())
         out.close()
-        if devnull:
-            devnull.close()
+        devnull.close()
         self.procs.procs[name] = (proc, logpath)
         self.procs._write()
         wait_port(self.procs, name, port)
-        log("%-8s on 127.0.0.1:%d (%s)" % (name, port, os.path.relpath(self.bins[key], REPO)))
+        log("%-8s on 127.0.0.1:%d (%s%s)" % (name, port, os.path.relpath(self.bins[key], REPO),
+                                             (" " + shlex.join(self.extra[key])) if self.extra[key] else ""))
 
     # ---------------------------------------------------------------- wire
     def request_for(self, target, path):
@@ -197,7 +206,8 @@ http {{
             return "http://%s" % host, path, host, ["http://%s%s" % (host, path)]
         host = "origin.test:%d" % nginx
         proxy = "http://127.0.0.1:%d" % self.ports[target]
-        return proxy, "http://%s%s" % (host, path), host, ["-x", proxy, "http://%s%s" % (host, path)]
+        curl = ["-x", proxy] + (["--proxy-user", self.args.proxy_user] if self.args.proxy_user else [])
+        return proxy, "http://%s%s" % (host, path), host, curl + ["http://%s%s" % (host, path)]
 
     def sanity(self, target):
         for path, size in (("/1k", 1024), ("/64k", 65536)):
@@ -215,9 +225,12 @@ http {{
         pid = self.procs.pid(target) if target != "direct" else None
         if pid:
             self.procs.check_alive(target)
+        env = {"BENCH_TARGET": req_target, "BENCH_HOST": host}
+        if pid and self.auth:
+            env["BENCH_PROXY_AUTHORIZATION"] = self.auth
         split0 = tree_cpu_split(pid) if pid else (0.0, 0.0)
         ns0 = tree_sched_ns(pid) if pid else 0
-        res = self.run(argv, duration + 30, env={"BENCH_TARGET": req_target, "BENCH_HOST": host})
+        res = self.run(argv, duration + 30, env=env)
         split1 = tree_cpu_split(pid) if pid else (0.0, 0.0)
         ns1 = tree_sched_ns(pid) if pid else 0
         m = re.search(r"^BENCH_JSON (.*)$", res.stdout, re.M)
@@ -250,6 +263,7 @@ http {{
         nginx = self.ports["nginx"]
         parts = [b"GET http://origin.test:%d/1k HTTP/1.1\r\n" % nginx,
                  b"Host: origin.test\r\n",
+                 (b"Proxy-Authorization: %s\r\n" % self.auth.encode()) if self.auth else b"",
                  b"Connection: " + b",".join([b"a"] * tokens) + b"\r\n",
                  b"X-N: v\r\n" * fields,
                  b"\r\n"]
@@ -381,6 +395,12 @@ def markdown(results, meta):
     L.append("")
     L.append("- base: `%s` (%s), head: `%s` (%s)" % (a["base_bin"], a.get("base_rev") or "?",
                                                       a["head_bin"], a.get("head_rev") or "?"))
+    if a.get("base_args") or a.get("head_args"):
+        L.append("- extra proxy arguments: base `%s`, head `%s`"
+                 % (a.get("base_args") or "(none)", a.get("head_args") or "(none)"))
+    if a.get("proxy_user"):
+        L.append("- every request to a proxy (wrk, curl, hostile heads) carries "
+                 "`Proxy-Authorization: Basic …` (--proxy-user)")
     L.append("- command: `%s`; started %s; %s s; %s" % (meta["command"], meta["started"],
                                                         meta["seconds"], meta["machine"]))
     L.append("- wrk -t2 -c64 -d%ds, keep-alive, absolute-form GET through each proxy "
@@ -498,6 +518,9 @@ def main():
     ap.add_argument("--with-64k", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--hostile-reps", type=int, default=20)
     ap.add_argument("--hostile-rounds", type=int, default=3)
+    ap.add_argument("--base-args", default="", help="extra proxy arguments for base (shell words)")
+    ap.add_argument("--head-args", default="", help="extra proxy arguments for head (shell words)")
+    ap.add_argument("--proxy-user", default="", help="USER:PASS: send Proxy-Authorization: Basic")
     ap.add_argument("--command", default="")
     args = ap.parse_args()
     ab = AB(args)
@@ -523,6 +546,9 @@ def main():
                                                    platform.release()),
             "complete": status == 0,
             "args": {k: v for k, v in vars(args).items() if k not in ("workdir", "out", "command")}}
+    if args.proxy_user:  # the password stays out of the results
+        meta["args"]["proxy_user"] = args.proxy_user.split(":", 1)[0] + ":***"
+        meta["command"] = re.sub(r"(--proxy-user[ =])\S+", r"\1USER:***", meta["command"])
     for k in ("base", "head"):
         b = meta["args"]["%s_bin" % k]
         meta["args"]["%s_rev" % k] = git_rev_of(b)

@@ -12,6 +12,10 @@
 # then:
 #   bench/ab.sh --base-bin .build-ab/base-src/.build/release/httpdns-proxy \
 #               --head-bin .build-ab/head-src/.build/release/httpdns-proxy
+#
+# One binary, two flag sets (e.g. the CPU cost of a feature switched on):
+#   bench/ab.sh --base-bin .build/release/httpdns-proxy --head-bin .build/release/httpdns-proxy \
+#               --head-args "--proxy-auth user:pass" --proxy-user user:pass --no-access-log
 set -euo pipefail
 
 usage() {
@@ -19,10 +23,19 @@ usage() {
 usage: bench/ab.sh --base-bin PATH --head-bin PATH [options]
 
   --base-bin PATH       the "before" httpdns-proxy binary
-  --head-bin PATH       the "after" httpdns-proxy binary
+  --head-bin PATH       the "after" httpdns-proxy binary (may be the same path as --base-bin
+                        when --base-args / --head-args make the difference)
+  --base-args "ARGS"    extra proxy arguments for base, as shell words; appended after the
+                        harness's own flags, so a flag given again overrides (last one wins)
+  --head-args "ARGS"    the same for head
+  --proxy-user U:P      every request to a proxy (wrk, the sanity curls, the hostile heads)
+                        carries Proxy-Authorization: Basic base64(U:P), on both sides; a proxy
+                        without authentication strips it. The password is not written to
+                        the results.
   --rounds N            wrk rounds; medians are reported (default 3)
   --duration S          length of each wrk run, seconds (default 10)
-  --no-access-log       skip the base/head rows with the access log on (stdout -> /dev/null)
+  --no-access-log       skip the base/head rows with the access log on (stdout -> /dev/null);
+                        use it when --base-args/--head-args set --access-log themselves
   --no-64k              skip the 64 KiB keep-alive rows
   --hostile-reps N      hostile heads per binary and variant (default 20)
   --hostile-rounds N    rounds of hostile heads, medians reported (default 3)
@@ -48,11 +61,18 @@ HEAD_BIN=
 ROUNDS=3
 DURATION=10
 EXTRA=()
+BASE_ARGS=
+HEAD_ARGS=
+PROXY_USER=
 HOSTILE_REPS=20
 HOSTILE_ROUNDS=3
 OUT=bench/out
 MAX_SECONDS=900
-COMMAND="bench/ab.sh $*"
+# the command as typed, for the results (arguments with spaces in single quotes)
+COMMAND=bench/ab.sh
+for a in "$@"; do
+  if [[ "$a" =~ [[:space:]] || -z "$a" ]]; then COMMAND+=" '$a'"; else COMMAND+=" $a"; fi
+done
 
 die() { echo "bench/ab.sh: $*" >&2; exit 2; }
 need_value() { [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a value"; }
@@ -63,6 +83,9 @@ while [ $# -gt 0 ]; do
     --head-bin) need_value "$@"; HEAD_BIN=$2; shift 2 ;;
     --rounds) need_value "$@"; ROUNDS=$2; shift 2 ;;
     --duration) need_value "$@"; DURATION=$2; shift 2 ;;
+    --base-args) [ $# -ge 2 ] || die "$1 needs a value"; BASE_ARGS=$2; shift 2 ;;
+    --head-args) [ $# -ge 2 ] || die "$1 needs a value"; HEAD_ARGS=$2; shift 2 ;;
+    --proxy-user) need_value "$@"; PROXY_USER=$2; shift 2 ;;
     --no-access-log) EXTRA+=(--no-access-log); shift ;;
     --no-64k) EXTRA+=(--no-with-64k); shift ;;
     --hostile-reps) need_value "$@"; HOSTILE_REPS=$2; shift 2 ;;
@@ -76,6 +99,12 @@ done
 
 [ -n "$BASE_BIN" ] && [ -n "$HEAD_BIN" ] || { usage >&2; die "--base-bin and --head-bin are required"; }
 for b in "$BASE_BIN" "$HEAD_BIN"; do [ -x "$b" ] || die "not an executable: $b"; done
+if [ "$BASE_BIN" -ef "$HEAD_BIN" ] && [ "$BASE_ARGS" = "$HEAD_ARGS" ]; then
+  die "base and head are the same binary with the same arguments: nothing to compare (--base-args/--head-args)"
+fi
+[[ -z "$PROXY_USER" || "$PROXY_USER" == *:* ]] || die "--proxy-user must be USER:PASS"
+python3 -c 'import shlex, sys; [shlex.split(a) for a in sys.argv[1:]]' "$BASE_ARGS" "$HEAD_ARGS" 2>/dev/null \
+  || die "--base-args/--head-args: unbalanced quotes"
 for n in "$ROUNDS" "$DURATION" "$HOSTILE_REPS" "$HOSTILE_ROUNDS" "$MAX_SECONDS"; do
   [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -gt 0 ] || die "not a positive number: $n"
 done
@@ -144,6 +173,8 @@ mkdir -p "$OUT"
 timeout -s TERM -k 30 "$MAX_SECONDS" python3 bench/ab.py \
   --workdir "$WORKDIR" --out "$OUT" --base-bin "$BASE_BIN" --head-bin "$HEAD_BIN" \
   --rounds "$ROUNDS" --duration "$DURATION" --hostile-reps "$HOSTILE_REPS" \
-  --hostile-rounds "$HOSTILE_ROUNDS" --command "$COMMAND" ${EXTRA[@]+"${EXTRA[@]}"} &
+  --hostile-rounds "$HOSTILE_ROUNDS" --command "$COMMAND" \
+  --base-args "$BASE_ARGS" --head-args "$HEAD_ARGS" --proxy-user "$PROXY_USER" \
+  ${EXTRA[@]+"${EXTRA[@]}"} &
 RUNNER_PID=$!
 wait "$RUNNER_PID"

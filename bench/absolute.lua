@@ -2,6 +2,9 @@
 --   BENCH_TARGET  what goes in the request line: an absolute URI for a proxy
 --                 (http://origin.test:PORT/1k) or a path for the direct run (/1k)
 --   BENCH_HOST    the Host header (origin.test:PORT, 127.0.0.1:PORT)
+--   BENCH_PROXY_AUTHORIZATION  optional: a Proxy-Authorization value to send
+--                 ("Basic dXNlcjpwYXNz"; bench/ab.sh --proxy-user). A proxy without
+--                 authentication strips the field, so both sides of an A/B get it.
 -- The request is built once per thread (no per-request Lua), so wrk's own cost
 -- stays as low as for a plain URL. done() prints one JSON line prefixed with
 -- "BENCH_JSON " that the harness parses: requests, duration, errors (socket
@@ -16,6 +19,10 @@ end
 wrk.method = "GET"
 wrk.path = target
 wrk.headers["Host"] = host
+local auth = os.getenv("BENCH_PROXY_AUTHORIZATION")
+if auth ~= nil and auth ~= "" then
+  wrk.headers["Proxy-Authorization"] = auth
+end
 
 function done(summary, latency, requests)
   local e = summary.errors

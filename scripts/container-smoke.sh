@@ -231,7 +231,7 @@ else
 fi
 
 # SIGTERM (the image's STOPSIGNAL) with a response in flight.
-in_app curl -sS --max-time 30 -o "$work/slow.body" -x "http://$NS_PROXY_ADDR:8080" http://origin.test:8000/slow &
+in_app curl -sS -N --max-time 30 -o "$work/slow.body" -x "http://$NS_PROXY_ADDR:8080" http://origin.test:8000/slow &
 slow_pid=$!
 pids_to_stop+=("$slow_pid")
 half=$((64 * 1024))

@@ -64,9 +64,10 @@ else
   fail "access log lacks the app client or the origin address"; cat "$work/access.log"
 fi
 
-# SIGTERM with a response in flight: the proxy stops accepting and reports draining, the response
+# SIGTERM with a response in flight (curl -N writes what it gets at once, so the file size shows
+# the first half arrived): the proxy stops accepting and reports draining, the response
 # completes, then the proxy exits 0.
-in_app curl -sS --max-time 30 -o "$work/slow.body" -x "http://$NS_PROXY_ADDR:8080" http://origin.test:8000/slow &
+in_app curl -sS -N --max-time 30 -o "$work/slow.body" -x "http://$NS_PROXY_ADDR:8080" http://origin.test:8000/slow &
 slow_pid=$!
 pids_to_stop+=("$slow_pid")
 half=$((64 * 1024))

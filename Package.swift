@@ -29,6 +29,12 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // libxcrypt's crypt_r verifies htpasswd hashes (bcrypt, sha-crypt, yescrypt) for proxy auth.
+        .systemLibrary(
+            name: "CCrypt",
+            pkgConfig: "libxcrypt",
+            providers: [.apt(["libcrypt-dev"])]
+        ),
         .target(
             name: "ProxyConfig",
             dependencies: [
@@ -68,11 +74,13 @@ let package = Package(
             name: "ProxyCore",
             dependencies: [
                 "ProxyConfig",
+                "CCrypt",
                 "HTTPDNS",
                 "OpenSSLTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -170,6 +178,8 @@ let package = Package(
             name: "ProxyCoreTests",
             dependencies: [
                 "ProxyCore",
+                "CCrypt",
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

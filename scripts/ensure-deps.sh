@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Makes sure the system packages the build and tests need are present: libcurl and OpenSSL
-# development files (pkg-config finds them), and the curl client the end-to-end tests drive.
+# Makes sure the system packages the build and tests need are present: libcurl, OpenSSL and
+# libxcrypt development files (pkg-config finds them), and the curl client the end-to-end tests drive.
 # Installs them with apt-get when running as root; otherwise prints the exact command and fails.
 #
-#   --with-test-tools       also: python3 and iproute2 (scripts/netns-test.sh), and the linters
-#                           scripts/lint-deploy.sh runs, from PyPI into a virtualenv at
-#                           $TEST_TOOLS_VENV (default ~/.cache/httpdns-proxy/test-tools; put its
-#                           bin/ on PATH, as scripts/test.sh does)
-#   --with-container-smoke  also: debootstrap, iproute2, util-linux, python3 (scripts/container-smoke.sh)
+#   --with-test-tools       also: openssl, python3 with bcrypt (the proxy-auth tests), iproute2
+#                           (scripts/netns-test.sh), and the linters scripts/lint-deploy.sh runs,
+#                           from PyPI into a virtualenv at $TEST_TOOLS_VENV (default
+#                           ~/.cache/httpdns-proxy/test-tools; put its bin/ on PATH, as
+#                           scripts/test.sh does)
+#   --with-container-smoke  also: debootstrap, iproute2, util-linux, binutils, python3
+#                           (scripts/container-smoke.sh)
 set -euo pipefail
 
 mode="${1:-}"
@@ -17,23 +19,40 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if command -v pkg-config >/dev/null 2>&1; then
   pkg-config --exists libcurl || missing+=(libcurl4-openssl-dev)
   pkg-config --exists openssl || missing+=(libssl-dev)
+  pkg-config --exists libxcrypt || missing+=(libcrypt-dev)
 else
-  missing+=(libcurl4-openssl-dev libssl-dev)
+  missing+=(libcurl4-openssl-dev libssl-dev libcrypt-dev)
 fi
+pip_missing=()
 if [ "$mode" = "--with-test-tools" ] || [ "$mode" = "--with-container-smoke" ]; then
   command -v curl >/dev/null 2>&1 || missing+=(curl)
-  command -v python3 >/dev/null 2>&1 || missing+=(python3)
   command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 fi
 if [ "$mode" = "--with-test-tools" ]; then
-  # A virtualenv needs ensurepip, which Debian ships separately.
-  python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
+  # A virtualenv for the linters needs ensurepip, which Debian ships separately.
+  command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip' >/dev/null 2>&1 && missing+=(python3-venv)
+  # Test-only Python packages: bcrypt makes the $2y$ hashes of the proxy-auth tests.
+  command -v python3 >/dev/null 2>&1 && ! python3 -c 'import bcrypt' 2>/dev/null && pip_missing+=(bcrypt)
 fi
 if [ "$mode" = "--with-container-smoke" ]; then
+  command -v python3 >/dev/null 2>&1 || missing+=(python3)
   command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
   command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
   command -v objdump >/dev/null 2>&1 || missing+=(binutils)
 fi
+
+install_pip() {
+  [ ${#pip_missing[@]} -eq 0 ] && return 0
+  if python3 -m pip install -q "${pip_missing[@]}" >&2 2>/dev/null \
+     || python3 -m pip install -q --break-system-packages "${pip_missing[@]}" >&2; then
+    return 0
+  fi
+  echo "missing Python test packages: ${pip_missing[*]}" >&2
+  echo "run:  python3 -m pip install ${pip_missing[*]}" >&2
+  exit 1
+}
 
 # Linters from PyPI, pinned: installed into their own virtualenv when not already on PATH.
 install_pip_tools() {
@@ -54,6 +73,7 @@ install_pip_tools() {
 }
 
 if [ ${#missing[@]} -eq 0 ]; then
+  install_pip
   install_pip_tools
   exit 0
 fi
@@ -64,6 +84,9 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}" >&2
+  # python3 may have just been installed.
+  if [ "$mode" = "--with-test-tools" ] && ! python3 -c 'import bcrypt' 2>/dev/null; then pip_missing=(bcrypt); fi
+  install_pip
   install_pip_tools
 else
   echo "missing system packages: ${missing[*]}" >&2

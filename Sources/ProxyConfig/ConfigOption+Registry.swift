@@ -9,7 +9,9 @@ extension ConfigOption {
         staticList, staticRefresh, resolverTimeout, resolverCAFile, ipFamily, systemFallback,
         minTTL, maxTTL, negativeTTL, maxStale, cacheSize, cacheImmutable, cacheFile,
         keepaliveDomains, preload,
-        connectPorts, allowDestination, caFile, tlsUpgrade, spkiPins,
+        connectPorts, allowDestination,
+        allowClient, proxyAuth, proxyAuthRealm, maxConnections, maxConnectionsPerClient,
+        caFile, tlsUpgrade, spkiPins,
         logLevel, logFormat, accessLog,
         connectTimeout, ipBackoff, ipBackoffMax, upstreamTimeout, headerTimeout, clientIdleTimeout, tunnelIdleTimeout,
         poolMaxIdle, poolIdleTimeout, shutdownGrace, via, threads,
@@ -303,6 +305,59 @@ extension ConfigOption {
         isList: true, isRepeatable: true
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.allowDestinations = try cidrs(items)
+    }
+
+    // MARK: Access control and limits
+
+    public static let allowClient = ConfigOption(
+        name: "allow-client", valueName: "cidr",
+        help: "Client address block allowed to use the proxy; others get 403 before their request is read; repeatable (the list replaces the default)",
+        defaultText: ClientACL.defaultText,
+        expectation: "expected CIDR blocks like 10.0.0.0/8 or fd00::/8",
+        isList: true, isRepeatable: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.allowClients = try cidrs(items)
+    }
+
+    public static let proxyAuth = ConfigOption(
+        name: "proxy-auth", valueName: "user:pass|@file",
+        help: "Require Basic proxy authentication: USER:PASS, or @FILE for an htpasswd file of bcrypt, sha-crypt or yescrypt hashes; repeatable (a password with a comma needs the file)",
+        defaultText: "none", expectation: "expected USER:PASS or @HTPASSWD_FILE",
+        isList: true, isRepeatable: true, isSecret: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        var sources: [ProxyAuthSource] = []
+        for item in items {
+            sources.append(try ProxyAuthSource(parsing: item))
+        }
+        config.proxyAuth = sources
+    }
+
+    public static let proxyAuthRealm = ConfigOption(
+        name: "proxy-auth-realm", valueName: "text",
+        help: "Realm named in the Proxy-Authenticate challenge",
+        defaultText: "httpdns-proxy", expectation: "expected 1-64 printable ASCII characters without '\"' or '\\'"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let text = single(items)
+        guard (1...64).contains(text.utf8.count), text.utf8.allSatisfy({ (0x20...0x7E).contains($0) && $0 != 0x22 && $0 != 0x5C }) else {
+            throw .malformedValue(reason: "expected 1-64 printable ASCII characters without '\"' or '\\'")
+        }
+        config.proxyAuthRealm = text
+    }
+
+    public static let maxConnections = ConfigOption(
+        name: "max-connections", valueName: "count",
+        help: "Open client connections at most; beyond it 503 and close; 0 = (open-file limit - 128) / 2, at least 16",
+        defaultText: "0", expectation: "expected a whole number 0...10000000"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.maxConnections = try integer(single(items), in: 0...10_000_000)
+    }
+
+    public static let maxConnectionsPerClient = ConfigOption(
+        name: "max-connections-per-client", valueName: "count",
+        help: "Open client connections from one client IP at most; beyond it 503 and close",
+        defaultText: "256", expectation: "expected a whole number 1...10000000"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.maxConnectionsPerClient = try integer(single(items), in: 1...10_000_000)
     }
 
     // MARK: Upstream TLS

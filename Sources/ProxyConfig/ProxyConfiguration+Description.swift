@@ -42,6 +42,11 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("preload", list(preload)),
             ("connectPorts", list(connectPorts)),
             ("allowDestinations", list(allowDestinations)),
+            ("allowClients", list(allowClients)),
+            ("proxyAuth", list(proxyAuth)), // ProxyAuthSource redacts passwords
+            ("proxyAuthRealm", proxyAuthRealm),
+            ("maxConnections", "\(maxConnections)"),
+            ("maxConnectionsPerClient", "\(maxConnectionsPerClient)"),
             ("caFile", text(caFile)),
             ("tlsUpgrade", list(tlsUpgrade)),
             ("spkiPins", pins.isEmpty ? "[:]" : "[" + pins.joined(separator: ", ") + "]"),

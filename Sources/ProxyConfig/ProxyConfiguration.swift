@@ -74,6 +74,19 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var connectPorts: [Int]
     /// Blocks exempt from the SSRF guard's denied ranges. Default [].
     public var allowDestinations: [CIDR]
+    /// Clients allowed to connect; any other gets 403 before its request is read. Default
+    /// `ClientACL.defaultBlocks` (loopback, RFC 1918, CGNAT, link-local, ULA).
+    public var allowClients: [CIDR]
+    /// Proxy authentication (Basic): credentials and htpasswd files; empty means no
+    /// authentication. Passwords are never shown in descriptions. Default [].
+    public var proxyAuth: [ProxyAuthSource]
+    /// The realm of the `Proxy-Authenticate` challenge. Default "httpdns-proxy".
+    public var proxyAuthRealm: String
+    /// Open client connections at most; 0 derives it from the open-file limit (see
+    /// `effectiveMaxConnections`). Default 0.
+    public var maxConnections: Int
+    /// Open client connections from one client IP at most. Default 256.
+    public var maxConnectionsPerClient: Int
     /// Extra trust anchors (PEM) for upstream TLS, in addition to the system store. Default nil.
     public var caFile: String?
     /// Plain-http destinations that are reached over TLS; see `tlsUpgradeTarget(host:port:)`. Default [].
@@ -146,6 +159,11 @@ public struct ProxyConfiguration: Sendable, Equatable {
         preload: [],
         connectPorts: [443],
         allowDestinations: [],
+        allowClients: ClientACL.defaultBlocks,
+        proxyAuth: [],
+        proxyAuthRealm: "httpdns-proxy",
+        maxConnections: 0,
+        maxConnectionsPerClient: 256,
         caFile: nil,
         tlsUpgrade: [],
         spkiPins: [:],
@@ -170,6 +188,14 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// `threads`, with 0 replaced by the number of CPU cores.
     public var effectiveThreads: Int {
         threads == 0 ? System.coreCount : threads
+    }
+
+    /// `maxConnections`, with 0 replaced by what the open-file limit `openFileLimit` can carry:
+    /// each client connection may hold two descriptors (client and upstream), and 128 stay in
+    /// reserve for listeners, the resolver, logs and pooled upstream connections. At least 16.
+    public func effectiveMaxConnections(openFileLimit: Int) -> Int {
+        guard maxConnections == 0 else { return maxConnections }
+        return max(16, (openFileLimit - 128) / 2)
     }
 
     /// The SSRF guard for `allowDestinations`.

@@ -105,6 +105,21 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.allowDestination.name), help: help(for: .allowDestination))
     public var allowDestination: [String] = []
 
+    @Option(name: .customLong(ConfigOption.allowClient.name), help: help(for: .allowClient))
+    public var allowClient: [String] = []
+
+    @Option(name: .customLong(ConfigOption.proxyAuth.name), help: help(for: .proxyAuth))
+    public var proxyAuth: [String] = []
+
+    @Option(name: .customLong(ConfigOption.proxyAuthRealm.name), help: help(for: .proxyAuthRealm))
+    public var proxyAuthRealm: String?
+
+    @Option(name: .customLong(ConfigOption.maxConnections.name), help: help(for: .maxConnections))
+    public var maxConnections: String?
+
+    @Option(name: .customLong(ConfigOption.maxConnectionsPerClient.name), help: help(for: .maxConnectionsPerClient))
+    public var maxConnectionsPerClient: String?
+
     @Option(name: .customLong(ConfigOption.caFile.name), help: help(for: .caFile))
     public var caFile: String?
 
@@ -196,6 +211,11 @@ public struct ServeOptions: ParsableArguments, Sendable {
         put(.preload, preload)
         put(.connectPorts, connectPorts)
         if !allowDestination.isEmpty { values[ConfigOption.allowDestination.name] = allowDestination }
+        if !allowClient.isEmpty { values[ConfigOption.allowClient.name] = allowClient }
+        if !proxyAuth.isEmpty { values[ConfigOption.proxyAuth.name] = proxyAuth }
+        put(.proxyAuthRealm, proxyAuthRealm)
+        put(.maxConnections, maxConnections)
+        put(.maxConnectionsPerClient, maxConnectionsPerClient)
         put(.caFile, caFile)
         if !tlsUpgrade.isEmpty { values[ConfigOption.tlsUpgrade.name] = tlsUpgrade }
         put(.logLevel, logLevel)

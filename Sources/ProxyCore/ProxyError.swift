@@ -1,4 +1,5 @@
 import NIOHTTP1
+import ProxyConfig
 
 /// The one error type of the proxy core. Each value knows the HTTP status the client gets and a
 /// human explanation for the response body; `shortDescription` is a bounded label, safe for
@@ -27,6 +28,10 @@ public struct ProxyError: Error, Sendable, CustomStringConvertible {
             case invalidResponse = "invalid_response"
             case requestTimeout = "request_timeout"
             case shuttingDown = "shutting_down"
+            case clientNotAllowed = "client_not_allowed"
+            case proxyAuthRequired = "proxy_auth_required"
+            case tooManyConnections = "too_many_connections"
+            case overloaded = "overloaded"
         }
 
         fileprivate let base: Base
@@ -56,6 +61,14 @@ public struct ProxyError: Error, Sendable, CustomStringConvertible {
         static let invalidResponse = Kind(.invalidResponse)
         static let requestTimeout = Kind(.requestTimeout)
         static let shuttingDown = Kind(.shuttingDown)
+        /// The client's address is outside `--allow-client`.
+        static let clientNotAllowed = Kind(.clientNotAllowed)
+        /// Missing, malformed or wrong proxy credentials.
+        static let proxyAuthRequired = Kind(.proxyAuthRequired)
+        /// A connection limit is full.
+        static let tooManyConnections = Kind(.tooManyConnections)
+        /// A bounded queue is full (credential checks, pipelined requests).
+        static let overloaded = Kind(.overloaded)
 
         /// A bounded snake_case label: safe as a metric label or log key.
         var description: String { base.rawValue }
@@ -86,13 +99,14 @@ public struct ProxyError: Error, Sendable, CustomStringConvertible {
         case .uriTooLong: return .uriTooLong
         case .unsupportedScheme, .notImplemented: return .notImplemented
         case .methodNotAllowed: return .methodNotAllowed
-        case .connectPortDenied, .destinationDenied: return .forbidden
+        case .connectPortDenied, .destinationDenied, .clientNotAllowed: return .forbidden
+        case .proxyAuthRequired: return .proxyAuthenticationRequired
         case .loopDetected: return .loopDetected
         case .resolveFailed, .connectFailed, .upstreamClosed, .invalidResponse, .tlsCertificateInvalid, .tlsHandshakeFailed:
             return .badGateway
         case .connectTimeout, .upstreamTimeout: return .gatewayTimeout
         case .requestTimeout: return .requestTimeout
-        case .shuttingDown: return .serviceUnavailable
+        case .shuttingDown, .tooManyConnections, .overloaded: return .serviceUnavailable
         }
     }
 }
@@ -111,6 +125,21 @@ extension ProxyError {
             "CONNECT to port \(port) is not allowed (allowed ports: \(allowed.map(String.init).joined(separator: ", ")); see --connect-ports)"
         )
     }
+    static func clientNotAllowed(_ client: IPAddress) -> ProxyError {
+        .init(.clientNotAllowed, "client \(client) is not allowed to use this proxy (see --allow-client)")
+    }
+    static func tooManyConnections(_ why: String) -> ProxyError {
+        .init(.tooManyConnections, "too many connections: \(why); try again later")
+    }
+    static func proxyAuthRequired(_ why: String) -> ProxyError {
+        .init(.proxyAuthRequired, "proxy authentication required: \(why)")
+    }
+    /// Seconds a client is asked to wait (Retry-After) after a 503 for a full limit.
+    static let retryAfterSeconds = 2
+
+    /// Whether the answer carries Retry-After.
+    var asksToRetryLater: Bool { kind == .tooManyConnections || kind == .overloaded }
+
     static func loop(_ via: String) -> ProxyError {
         .init(.loopDetected, "forwarding loop detected: this request already passed through this proxy (Via: \(sanitized(via)))")
     }

@@ -40,12 +40,13 @@ struct ServeCommand: AsyncParsableCommand {
                 group: group,
                 resolver: resolvers.upstreamResolver,
                 accessLog: accessLog,
-                logger: logger
+                logger: logger,
+                openFileLimit: OpenFileLimit.raiseToHardLimit()
             )
         } catch {
             resolvers.shutdown()
             try? await group.shutdownGracefully()
-            throw ValidationError("cannot set up upstream TLS (check --ca-file): \(error)")
+            throw ValidationError("\(error)")
         }
         // The group shuts services down in reverse order: the proxy drains first while the admin
         // listener still answers /healthz (with 503 "draining") and the resolver keeps answering.
@@ -55,7 +56,8 @@ struct ServeCommand: AsyncParsableCommand {
                 AdminServer(
                     host: admin.host, port: admin.port, group: group, logger: logger,
                     resolvers: resolvers, ipHealth: proxy.ipHealth, isDraining: { proxy.isDraining },
-                    headerTimeout: configuration.headerTimeout, ownListeners: proxy.ownListeners
+                    headerTimeout: configuration.headerTimeout, ownListeners: proxy.ownListeners,
+                    access: { proxy.accessStats }
                 )
             )
         }
@@ -68,7 +70,7 @@ struct ServeCommand: AsyncParsableCommand {
                 "resolver": "\(resolvers.description)",
                 "threads": "\(configuration.effectiveThreads)",
                 "config_file": "\(configuration.configFile ?? "none")",
-            ]
+            ].merging(proxy.accessSummary.mapValues { .string($0) }) { a, _ in a }
         )
         let serviceGroup = ServiceGroup(
             configuration: .init(

@@ -17,14 +17,14 @@ import Testing
     @Test func registryNamesAreUniqueKebabCase() {
         let names = ConfigOption.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 48)
+        #expect(names.count == 53)
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
-        #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["secret", "doh-access-key-secret"])
-        #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["resolver-ip", "allow-destination", "tls-upgrade"])
+        #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["secret", "doh-access-key-secret", "proxy-auth"])
+        #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["resolver-ip", "allow-destination", "allow-client", "proxy-auth", "tls-upgrade"])
         #expect(Set(ConfigOption.all.filter(\.isList).map(\.name))
-            == ["resolver-ip", "keepalive-domains", "preload", "allow-destination", "connect-ports", "tls-upgrade"])
+            == ["resolver-ip", "keepalive-domains", "preload", "allow-destination", "connect-ports", "tls-upgrade", "allow-client", "proxy-auth"])
         #expect(ConfigOption.all.filter { !$0.isAllowedInFile }.map(\.name) == ["config"])
         #expect(ConfigOption.all.filter(\.isMapping).map(\.name) == ["spki-pins"])
         #expect(ConfigOption.all.filter { !$0.isAllowedInFlagsAndEnvironment }.map(\.name) == ["spki-pins"])
@@ -133,10 +133,13 @@ import Testing
             "HTTPDNS_PROXY_STATIC_REFRESH": "1ms", "HTTPDNS_PROXY_RESOLVER_TIMEOUT": "1ms", "HTTPDNS_PROXY_IP_FAMILY": "both",
             "HTTPDNS_PROXY_MIN_TTL": "1ms", "HTTPDNS_PROXY_MAX_TTL": "2ms", "HTTPDNS_PROXY_NEGATIVE_TTL": "1ms",
             "HTTPDNS_PROXY_MAX_STALE": "0", "HTTPDNS_PROXY_CACHE_SIZE": "1", "HTTPDNS_PROXY_CACHE_IMMUTABLE": "yes", "HTTPDNS_PROXY_SYSTEM_FALLBACK": "no",
+            "HTTPDNS_PROXY_ALLOW_CLIENT": "1.2.3.4", "HTTPDNS_PROXY_PROXY_AUTH_REALM": "x",
+            "HTTPDNS_PROXY_MAX_CONNECTIONS": "5", "HTTPDNS_PROXY_MAX_CONNECTIONS_PER_CLIENT": "5",
         ])
         for option in ConfigOption.all where option.defaultText != "none" {
             #expect(fieldText(config, option.name) != fieldText(.defaults, option.name), "\(option.name)")
-            try option.apply(&config, [option.defaultText])
+            let items = option.isList ? option.defaultText.split(separator: ",").map(String.init) : [option.defaultText]
+            try option.apply(&config, items)
         }
         config.allowDestinations = [] // documented as "none"
         #expect(config == .defaults)

@@ -64,6 +64,17 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "preload": config.preload.joined(separator: ",")
     case "connect-ports": config.connectPorts.map(String.init).joined(separator: ",")
     case "allow-destination": config.allowDestinations.map(\.description).joined(separator: ",")
+    case "allow-client": config.allowClients.map(\.description).joined(separator: ",")
+    case "proxy-auth":
+        config.proxyAuth.map { source -> String in
+            switch source {
+            case .credential(let user, let password): "\(user):\(password)"
+            case .htpasswdFile(let path): "@\(path)"
+            }
+        }.joined(separator: ",")
+    case "proxy-auth-realm": config.proxyAuthRealm
+    case "max-connections": "\(config.maxConnections)"
+    case "max-connections-per-client": "\(config.maxConnectionsPerClient)"
     case "ca-file": config.caFile ?? "none"
     case "tls-upgrade": config.tlsUpgrade.map(\.description).joined(separator: ",")
     case "spki-pins": config.spkiPins.keys.sorted().map { "\($0)=\(config.spkiPins[$0]!.joined(separator: "+"))" }.joined(separator: ",")

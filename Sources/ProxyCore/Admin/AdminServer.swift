@@ -31,7 +31,8 @@ public final class AdminServer: Service, Sendable {
         ipHealth: IPHealthRegistry? = nil,
         isDraining: @escaping @Sendable () -> Bool,
         headerTimeout: TimeAmount = .seconds(30),
-        ownListeners: OwnListeners? = nil
+        ownListeners: OwnListeners? = nil,
+        access: (@Sendable () -> AccessStats)? = nil
     ) {
         self.headerTimeout = headerTimeout
         self.ownListeners = ownListeners
@@ -40,7 +41,7 @@ public final class AdminServer: Service, Sendable {
         self.port = port
         self.group = group
         self.logger = logger
-        self.routes = AdminRoutes(resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining)
+        self.routes = AdminRoutes(resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining, access: access)
     }
 
     public func run() async throws {
@@ -92,15 +93,18 @@ struct AdminRoutes: Sendable {
     let resolvers: ResolverStack?
     var ipHealth: IPHealthRegistry? = nil
     let isDraining: @Sendable () -> Bool
+    var access: (@Sendable () -> AccessStats)? = nil
 
     func respond(method: HTTPMethod, path: String, query: [String: String], on eventLoop: any EventLoop) -> EventLoopFuture<Response> {
         switch (method, path) {
         case (.GET, "/healthz"), (.HEAD, "/healthz"):
             return eventLoop.makeSucceededFuture(isDraining() ? .text(.serviceUnavailable, "draining") : .text(.ok, "ok"))
         case (.GET, "/stats"):
-            guard let resolvers else { return eventLoop.makeSucceededFuture(.json(StatsBody(totals: nil, domains: []))) }
+            guard let resolvers else {
+                return eventLoop.makeSucceededFuture(.json(StatsBody(totals: nil, domains: [], access: access?())))
+            }
             let domains = resolvers.stats.snapshot().sorted { $0.name < $1.name }
-            return eventLoop.makeSucceededFuture(.json(StatsBody(totals: resolvers.stats.totals(), domains: domains)))
+            return eventLoop.makeSucceededFuture(.json(StatsBody(totals: resolvers.stats.totals(), domains: domains, access: access?())))
         case (.GET, "/health/ips"):
             let configuration = ipHealth?.configuration ?? IPHealthConfiguration()
             return eventLoop.makeSucceededFuture(
@@ -146,6 +150,7 @@ struct AdminRoutes: Sendable {
     struct StatsBody: Encodable {
         var totals: DomainStats?
         var domains: [DomainStats]
+        var access: AccessStats?
     }
 
     /// `/health/ips`: the back-off settings and every endpoint the proxy has dialed.

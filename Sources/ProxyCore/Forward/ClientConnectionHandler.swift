@@ -15,6 +15,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     let pool: UpstreamPool
     let observer: ClientActivityObserver
     let codec: TunnelSwitch.ClientCodec
+    /// Whether the client may be served at all (ACL, connection limits), decided at accept.
+    let admission: ClientAdmission.Verdict
     var logger: Logger
     var machine: ClientConnectionStateMachine
     var context: ChannelHandlerContext?
@@ -30,14 +32,24 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// The CONNECT target's channel, between its connect and the switch.
     var tunnelChannel: (any Channel)?
 
-    init(env: ProxyEnvironment, pool: UpstreamPool, observer: ClientActivityObserver, codec: TunnelSwitch.ClientCodec) {
+    init(
+        env: ProxyEnvironment,
+        pool: UpstreamPool,
+        observer: ClientActivityObserver,
+        codec: TunnelSwitch.ClientCodec,
+        admission: ClientAdmission.Verdict = .admitted
+    ) {
         self.env = env
         self.pool = pool
         self.observer = observer
         self.codec = codec
+        self.admission = admission
         self.logger = env.logger
         self.machine = ClientConnectionStateMachine(
-            settings: .init(configuration: env.configuration, via: env.via, client: "?", accessLogEnabled: env.accessLog.isEnabled),
+            settings: .init(
+                configuration: env.configuration, via: env.via, client: "?", accessLogEnabled: env.accessLog.isEnabled,
+                requiresAuthentication: env.authenticator != nil
+            ),
             now: .now()
         )
     }
@@ -70,7 +82,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     private func becameActive() {
-        run(machine.activated(now: now, draining: env.isDraining))
+        run(machine.activated(now: now, draining: env.isDraining, admission: admission))
         observer.arm(onRequestBytes)
     }
 
@@ -174,6 +186,11 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             respond(error, record: record, context: context)
         case .respondLocally(let answer, let record):
             respondLocally(answer, record: record, context: context)
+        case .authenticate(let credentials):
+            authenticate(credentials, context: context)
+        case .refuseCredentials(let error, let record, let keepAlive):
+            respond(error, record: record, keepAlive: keepAlive, context: context)
+            if keepAlive { observer.arm(onRequestBytes) }
         case .close(let closeUpstream, let log):
             if closeUpstream { dispose(.close) }
             if let log { env.accessLog.write(log) }
@@ -222,10 +239,45 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             closeAfterLastWrite(context: context)
         case .next:
             observer.arm(onRequestBytes)
-            while let part = machine.nextQueuedPart() {
-                run(machine.handleQueued(part, now: now, draining: env.isDraining))
-            }
+            drainQueue()
         }
+    }
+
+    /// Serves the parts read ahead that may be handled now, in order.
+    private func drainQueue() {
+        while let part = machine.nextQueuedPart() {
+            run(machine.handleQueued(part, now: now, draining: env.isDraining))
+        }
+        run(machine.queueDrained(now: now))
+    }
+
+    /// Checks credentials: at once when no hash is needed, else on the authenticator's threads.
+    private func authenticate(_ credentials: ProxyCredentials, context: ChannelHandlerContext) {
+        guard let authenticator = env.authenticator else {
+            credentialsChecked(.denied(user: credentials.user, reason: "authentication is not configured"))
+            return
+        }
+        if let verdict = authenticator.verdictWithoutHashing(credentials) {
+            credentialsChecked(verdict)
+            return
+        }
+        authenticator.verify(credentials, on: context.eventLoop).assumeIsolated().whenSuccess { verdict in
+            guard self.context != nil else { return }
+            self.credentialsChecked(verdict)
+        }
+    }
+
+    private func credentialsChecked(_ verdict: ProxyAuthenticator.Verdict) {
+        switch verdict {
+        case .allowed: break
+        case .denied(let user, let reason):
+            // The user name as sent (escaped, bounded), never the password.
+            logger.notice("proxy authentication failed", metadata: ["user": "\(ProxyError.sanitized(user, limit: 64))", "reason": "\(reason)"])
+        case .busy:
+            logger.warning("proxy authentication overloaded: too many credential checks in progress")
+        }
+        run(machine.credentialsChecked(verdict, now: now, draining: env.isDraining))
+        drainQueue()
     }
 
     private func dispose(_ disposal: ClientConnectionAction.UpstreamDisposal) {
@@ -251,21 +303,36 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         return address.ipAddress
     }
 
-    /// Writes a short text error response, logs it, and closes the connection after the write.
-    private func respond(_ error: ProxyError, record: AccessLogRecord, context: ChannelHandlerContext) {
+    /// Writes a short text error response, logs it, and closes the connection after the write
+    /// unless `keepAlive` (a 407 the client may answer on the same connection).
+    private func respond(_ error: ProxyError, record: AccessLogRecord, keepAlive: Bool = false, context: ChannelHandlerContext) {
         var body = context.channel.allocator.buffer(capacity: error.message.utf8.count + 1)
         body.writeString(error.message)
         body.writeString("\n")
         var head = HTTPResponseHead(version: .http1_1, status: error.status)
         head.headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
         head.headers.add(name: "Content-Length", value: String(body.readableBytes))
-        head.headers.add(name: "Connection", value: "close")
+        head.headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
         head.headers.add(name: "Cache-Control", value: "no-store")
         head.headers.add(name: "X-Proxy-Error", value: error.shortDescription)
         head.headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        if error.status == .proxyAuthenticationRequired, let authenticator = env.authenticator {
+            head.headers.add(name: "Proxy-Authenticate", value: authenticator.challenge)
+        }
+        if error.asksToRetryLater {
+            head.headers.add(name: "Retry-After", value: String(ProxyError.retryAfterSeconds))
+        }
         var record = record
         record.bytesDown = body.readableBytes
-        writeAndClose(head, body: body, context: context)
+        if keepAlive {
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+            let written = context.eventLoop.makePromise(of: Void.self)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+            lastResponseWrite = written.futureResult
+        } else {
+            writeAndClose(head, body: body, context: context)
+        }
         env.accessLog.write(record)
         logger.debug("request failed", metadata: ["status": "\(error.status.code)", "error": "\(error.shortDescription)"])
     }

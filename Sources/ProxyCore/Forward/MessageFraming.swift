@@ -18,6 +18,13 @@ enum MessageFraming {
     /// Largest request or response head, and largest trailer section, in bytes (NIO's default).
     static let maxHeadBytes = 80 * 1024
 
+    /// Whether a request head announces a body (any Transfer-Encoding, or a Content-Length other
+    /// than 0): a refused request without one can be answered on a connection that stays open.
+    static func mayHaveBody(_ headers: HTTPHeaders) -> Bool {
+        if headers.contains(name: "transfer-encoding") { return true }
+        return headers[canonicalForm: "content-length"].contains { $0 != "0" }
+    }
+
     static var requestDecoderLimits: NIOHTTPDecoderLimitConfiguration { decoderLimits(fields: maxRequestFieldCount) }
 
     static var responseDecoderLimits: NIOHTTPDecoderLimitConfiguration { decoderLimits(fields: maxResponseFieldCount) }

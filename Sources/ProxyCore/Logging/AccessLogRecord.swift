@@ -7,6 +7,8 @@ public struct AccessLogRecord: Sendable, Equatable {
 
     public var kind: Kind
     public var client: String
+    /// The proxy-auth user whose credentials were checked (verified, or refused); nil without auth.
+    public var user: String?
     public var method: String
     public var scheme: String
     public var host: String
@@ -62,6 +64,7 @@ public struct AccessLogRecord: Sendable, Equatable {
             if let value { out += JSONText.formatMs(value) } else { out += "null" }
         }
         str("client", client)
+        str("user", user)
         str("method", method)
         str("scheme", scheme)
         str("host", host)

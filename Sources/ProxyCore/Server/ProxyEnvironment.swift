@@ -9,6 +9,8 @@ final class ProxyEnvironment: Sendable {
     let connector: any UpstreamConnecting
     let accessLog: AccessLogWriter
     let logger: Logger
+    /// Checks Basic proxy credentials; nil when `--proxy-auth` is not set.
+    let authenticator: ProxyAuthenticator?
     /// The `Via` value added to forwarded messages (from `--via`).
     let via: ViaHeader
     private let pools: [ObjectIdentifier: UpstreamPool]
@@ -21,8 +23,10 @@ final class ProxyEnvironment: Sendable {
         connector: any UpstreamConnecting,
         accessLog: AccessLogWriter,
         logger: Logger,
-        eventLoops: [any EventLoop]
+        eventLoops: [any EventLoop],
+        authenticator: ProxyAuthenticator? = nil
     ) {
+        self.authenticator = authenticator
         self.configuration = configuration
         self.connector = connector
         self.accessLog = accessLog

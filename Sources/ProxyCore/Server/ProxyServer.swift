@@ -18,6 +18,12 @@ public final class ProxyServer: Service, Sendable {
     private let group: any EventLoopGroup
     private let env: ProxyEnvironment
     private let tracker = ChannelTracker()
+    /// Client ACL and connection limits, decided at accept.
+    let admission: ClientAdmission
+    /// Hashes proxy credentials off the event loops (started only with `--proxy-auth`).
+    private let authThreads: NIOThreadPool?
+    private let acceptErrorLog: LogRateLimiter
+    private let refusalLog: LogRateLimiter
     private let logger: Logger
     private let onBound: @Sendable (SocketAddress) -> Void
     /// Per-endpoint health learned by every upstream connection (shown by the admin `/health/ips`).
@@ -32,8 +38,9 @@ public final class ProxyServer: Service, Sendable {
         accessLog: AccessLogWriter,
         logger: Logger,
         ipHealth: IPHealthRegistry? = nil,
+        openFileLimit: Int = OpenFileLimit.current(),
         onBound: @escaping @Sendable (SocketAddress) -> Void = { _ in }
-    ) throws(TLSError) {
+    ) throws(ProxyServerSetupError) {
         let ipHealth = ipHealth ?? IPHealthRegistry(configuration: IPHealthConfiguration(configuration))
         self.ipHealth = ipHealth
         self.configuration = configuration
@@ -42,7 +49,35 @@ public final class ProxyServer: Service, Sendable {
         self.onBound = onBound
         // One TLS context for the whole proxy: trust store, ALPN and the session cache are shared by
         // every upstream TLS connection. A failure (e.g. an unreadable --ca-file) stops the start.
-        let tlsContext = try Self.makeTLSContext(configuration)
+        let tlsContext: TLSClientContext
+        do {
+            tlsContext = try Self.makeTLSContext(configuration)
+        } catch {
+            throw .tls(error)
+        }
+        // Credentials are checked before anything else runs: a broken htpasswd file stops the start.
+        var authThreads: NIOThreadPool? = nil
+        let authenticator: ProxyAuthenticator?
+        if configuration.proxyAuth.isEmpty {
+            authenticator = nil
+        } else {
+            let threads = NIOThreadPool(numberOfThreads: max(1, System.coreCount / 2))
+            do {
+                authenticator = try ProxyAuthenticator.make(configuration, threadPool: threads)
+            } catch {
+                throw .proxyAuth(error.description)
+            }
+            threads.start()
+            authThreads = threads
+        }
+        self.authThreads = authThreads
+        self.admission = ClientAdmission(
+            allowedBlocks: configuration.allowClients,
+            maxConnections: configuration.effectiveMaxConnections(openFileLimit: openFileLimit),
+            maxConnectionsPerClient: configuration.maxConnectionsPerClient
+        )
+        self.acceptErrorLog = LogRateLimiter()
+        self.refusalLog = LogRateLimiter()
         let connector = UpstreamConnector(
             resolver: resolver,
             policy: configuration.destinationPolicy,
@@ -56,12 +91,36 @@ public final class ProxyServer: Service, Sendable {
             connector: connector,
             accessLog: accessLog,
             logger: logger,
-            eventLoops: Array(group.makeIterator())
+            eventLoops: Array(group.makeIterator()),
+            authenticator: authenticator
         )
     }
 
     /// The upstream TLS client context the configuration asks for: system trust store plus
     /// `--ca-file`, TLS 1.2 minimum, ALPN http/1.1, a handshake timeout equal to `--connect-timeout`.
+    /// Limits and the client ACL as in force, for start-up logs and /stats.
+    public var accessSummary: [String: String] {
+        [
+            "max_connections": "\(admission.maxConnections)",
+            "max_connections_per_client": "\(admission.maxConnectionsPerClient)",
+            "allow_client": admission.allowedBlocks.map { "\($0)" }.joined(separator: ","),
+            "proxy_auth": env.authenticator == nil ? "off" : "basic",
+        ]
+    }
+
+    /// What the ACL, the limits and proxy authentication did so far (admin `/stats`).
+    public var accessStats: AccessStats {
+        AccessStats(
+            openConnections: admission.openConnections,
+            maxConnections: admission.maxConnections,
+            maxConnectionsPerClient: admission.maxConnectionsPerClient,
+            rejectedByACL: admission.rejectedByACL,
+            rejectedByLimits: admission.rejectedByLimits,
+            authSuccesses: env.authenticator?.successes,
+            authFailures: env.authenticator?.failures
+        )
+    }
+
     public static func makeTLSContext(_ configuration: ProxyConfiguration) throws(TLSError) -> TLSClientContext {
         if let caFile = configuration.caFile, access(caFile, R_OK) != 0 {
             // OpenSSL would only say "system lib".
@@ -80,7 +139,9 @@ public final class ProxyServer: Service, Sendable {
 
     /// The handlers of an accepted client connection. We frame responses ourselves (the encoder must
     /// not add framing headers) and keep bytes after a CONNECT or upgrade head for the tunnel.
-    static func configureClientPipeline(_ channel: any Channel, env: ProxyEnvironment) throws {
+    static func configureClientPipeline(
+        _ channel: any Channel, env: ProxyEnvironment, admission: ClientAdmission.Verdict = .admitted
+    ) throws {
         let sync = channel.pipeline.syncOperations
         let observer = ClientActivityObserver()
         var encoderConfiguration = HTTPResponseEncoder.Configuration()
@@ -101,7 +162,8 @@ public final class ProxyServer: Service, Sendable {
                 env: env,
                 pool: env.pool(for: channel.eventLoop),
                 observer: observer,
-                codec: TunnelSwitch.ClientCodec(encoder: encoder, decoder: decoder)
+                codec: TunnelSwitch.ClientCodec(encoder: encoder, decoder: decoder),
+                admission: admission
             )
         )
     }
@@ -109,15 +171,48 @@ public final class ProxyServer: Service, Sendable {
     public func run() async throws {
         let env = self.env
         let tracker = self.tracker
+        let admission = self.admission
+        let logger = self.logger
+        let acceptErrorLog = self.acceptErrorLog
+        let refusalLog = self.refusalLog
         let serverChannel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                // accept() failing for lack of descriptors (EMFILE/ENFILE) must not spin the loop:
+                // pause accepting briefly, keep serving open connections, resume by itself.
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        AcceptBackoffHandler(shouldForwardIOErrorCaught: false) { error in
+                            acceptErrorLog.run {
+                                logger.warning("accept failed; pausing new connections for 100 ms", metadata: ["error": "\(error)", "suppressed": "\($0)"])
+                            }
+                            return .milliseconds(100)
+                        }
+                    )
+                }
+            }
             .childChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     tracker.add(channel)
-                    try Self.configureClientPipeline(channel, env: env)
+                    let (verdict, client) = admission.admit(channel.remoteAddress)
+                    if let client {
+                        channel.closeFuture.whenComplete { _ in admission.release(client) }
+                    }
+                    if let refusal = verdict.error {
+                        refusalLog.run {
+                            logger.notice(
+                                "client connection refused",
+                                metadata: [
+                                    "client": "\(channel.remoteAddress.map(ClientConnectionHandler.format) ?? "?")",
+                                    "reason": "\(refusal.shortDescription)", "suppressed": "\($0)",
+                                ]
+                            )
+                        }
+                    }
+                    try Self.configureClientPipeline(channel, env: env, admission: verdict)
                 }
             }
             .bind(host: configuration.listen.host, port: configuration.listen.port)
@@ -145,6 +240,7 @@ public final class ProxyServer: Service, Sendable {
         for pool in env.allPools {
             try? await pool.eventLoop.submit { pool.closeAll() }.get()
         }
+        try? await authThreads?.shutdownGracefully()
         logger.info("proxy stopped")
     }
 }

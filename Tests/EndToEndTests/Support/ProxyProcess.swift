@@ -15,6 +15,8 @@ final class ProxyProcess: @unchecked Sendable {
     let arguments: [String]
     let binary: URL
     private let environment: [String: String]
+    /// A command the binary is run through (e.g. `sh -c 'ulimit -n 64; exec "$@"' sh`); empty: none.
+    private let launcher: [String]
     private var child: ChildProcess?
     private let stdoutLines = Guarded([String]())
     private let stderrLines = Guarded([String]())
@@ -27,7 +29,8 @@ final class ProxyProcess: @unchecked Sendable {
     private(set) var adminPort: Int = 0
 
     /// `extraArguments` are appended after the fixed ones. `binary` overrides the lookup (self-tests).
-    init(_ extraArguments: [String] = [], binary: URL? = nil, environment: [String: String] = [:]) throws {
+    init(_ extraArguments: [String] = [], binary: URL? = nil, environment: [String: String] = [:], launcher: [String] = []) throws {
+        self.launcher = launcher
         _ = ChildEnvironment.ignoreSIGPIPE
         let binary = try binary ?? Self.binaryURL()
         self.binary = binary
@@ -36,8 +39,8 @@ final class ProxyProcess: @unchecked Sendable {
     }
 
     /// Creates and starts a proxy (see `start()`).
-    static func launch(_ extraArguments: [String] = [], environment: [String: String] = [:]) throws -> ProxyProcess {
-        let proxy = try ProxyProcess(extraArguments, environment: environment)
+    static func launch(_ extraArguments: [String] = [], environment: [String: String] = [:], launcher: [String] = []) throws -> ProxyProcess {
+        let proxy = try ProxyProcess(extraArguments, environment: environment, launcher: launcher)
         try proxy.start()
         return proxy
     }
@@ -100,7 +103,9 @@ final class ProxyProcess: @unchecked Sendable {
         let child: ChildProcess
         do {
             child = try ChildProcess(
-                executable: binary.path, arguments: arguments, environment: environment,
+                executable: launcher.first ?? binary.path,
+                arguments: launcher.isEmpty ? arguments : Array(launcher.dropFirst()) + [binary.path] + arguments,
+                environment: environment,
                 stdin: devNull, stdout: stdoutPipe.write, stderr: stderrPipe.write,
                 onExit: { _ in ports.withLock { _ in } })  // wakes start() if the proxy dies early
         } catch {

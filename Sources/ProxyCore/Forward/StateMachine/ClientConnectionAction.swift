@@ -41,6 +41,11 @@ enum ClientConnectionAction: Equatable {
     case exchangeDone(upstream: UpstreamDisposal, log: AccessLogRecord?, then: AfterExchange)
     /// Answer with an error (text body, `Connection: close`), log it, close after the write.
     case respondWithError(ProxyError, record: AccessLogRecord, closeUpstream: Bool)
+    /// Check Basic proxy credentials (cached, or hashed off the event loop); the verdict comes
+    /// back through `credentialsChecked`.
+    case authenticate(ProxyCredentials)
+    /// Answer 407 with the challenge, log it; close after the write unless `keepAlive`.
+    case refuseCredentials(ProxyError, record: AccessLogRecord, keepAlive: Bool)
     /// Answer with the proxy's own response, log it, close after the write.
     case respondLocally(LocalAnswer, record: AccessLogRecord)
     /// Close the client connection now (and the upstream with it), logging `log` if set.

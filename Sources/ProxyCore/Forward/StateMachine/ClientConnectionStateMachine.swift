@@ -16,7 +16,15 @@ struct ClientConnectionStateMachine {
         var client: String
         /// Build access-log records (paths, timings) only when someone reads them.
         var accessLogEnabled: Bool
+        /// Every request must carry verified Basic proxy credentials (`--proxy-auth`).
+        var requiresAuthentication = false
     }
+
+    /// Requests read ahead of the one being served are queued up to this many; the next one is
+    /// answered 503 (in order, after the queued ones) and the connection closes.
+    static let maxQueuedRequests = 16
+    /// Body bytes of queued requests, at most.
+    static let maxQueuedBodyBytes = 1 << 20
 
     /// Waiting between requests.
     enum Wait: Equatable {
@@ -38,6 +46,12 @@ struct ClientConnectionStateMachine {
         /// A request in progress: its data is `current` (kept out of the enum, so that events
         /// mutate it in place instead of copying it out and back).
         case exchange
+        /// The request's credentials are being verified (off the event loop); nothing is read
+        /// meanwhile and parts that arrive are queued.
+        case authenticating(HTTPRequestHead, started: NIODeadline)
+        /// A request was refused (407) on a connection that stays open: its remaining parts (only
+        /// its end: a refused request with a body closes instead) are dropped.
+        case discardingRefusedRequest
         /// A CONNECT target is being dialed; nothing is read meanwhile.
         case connectingTunnel(record: AccessLogRecord, started: NIODeadline)
         /// The HTTP handlers are being removed; raw client bytes wait here for the tunnel.
@@ -58,6 +72,11 @@ struct ClientConnectionStateMachine {
     var current: ExchangeState?
     /// Request parts read while an earlier request was still being served (pipelining).
     private(set) var queued = CircularBuffer<HTTPServerRequestPart>()
+    /// Request heads and body bytes in `queued`.
+    private var queuedRequests = 0
+    private var queuedBodyBytes = 0
+    /// More was read ahead than the queue takes: after the queued requests, 503 and close.
+    private(set) var queueOverflowed = false
     /// The connection closes after the current exchange (client asked, HTTP/1.0, draining, an
     /// upgrade refused after the decoder stopped parsing).
     var closeAfterExchange = false
@@ -83,8 +102,10 @@ struct ClientConnectionStateMachine {
     /// The connection became active (or was set up active): its idle deadline starts now. A
     /// connection accepted after shutdown began (it raced the listener's close) never saw the
     /// quiesce event: it is quiesced at once.
-    mutating func activated(now: NIODeadline, draining: Bool) -> ClientConnectionAction {
+    mutating func activated(now: NIODeadline, draining: Bool, admission: ClientAdmission.Verdict = .admitted) -> ClientConnectionAction {
         guard case .idle = state else { return .none }
+        // Refused before anything is read: the answer goes out, the connection closes.
+        if let refusal = admission.error { return failConnection(refusal, now: now) }
         if draining { return quiesce() }
         return becomeIdle(now: now)
     }
@@ -145,7 +166,7 @@ struct ClientConnectionStateMachine {
                     : "\(exchange.target.host) did not answer within \(timeout) ms"
             )
             return failExchange(exchange, error, now: now)
-        case .connectingTunnel, .switchingProtocols, .closing, .closed:
+        case .authenticating, .discardingRefusedRequest, .connectingTunnel, .switchingProtocols, .closing, .closed:
             return .none
         }
     }
@@ -176,7 +197,9 @@ struct ClientConnectionStateMachine {
             }
         case .switchingProtocols:
             return true
-        case .connectingTunnel, .closing, .closed:
+        case .discardingRefusedRequest:
+            return queued.isEmpty
+        case .authenticating, .connectingTunnel, .closing, .closed:
             return false
         }
     }
@@ -209,24 +232,85 @@ struct ClientConnectionStateMachine {
             // `.end` comes), during a switch (raw bytes come through `rawBytes`).
             return .none
         case .exchange where current?.requestComplete == true:
-            queued.append(part)
+            enqueue(part)
             return .none
-        case .idle where !queued.isEmpty:
-            queued.append(part)
+        case .idle where !queued.isEmpty, .discardingRefusedRequest where !queued.isEmpty, .authenticating:
+            enqueue(part)
             return .none
-        case .idle, .exchange:
+        case .idle, .exchange, .discardingRefusedRequest:
             return handle(part, now: now, draining: draining)
         }
+    }
+
+    /// Queues a part read ahead, within the queue's bounds; past them the rest is dropped and the
+    /// connection ends after the queued requests (`queueDrained`).
+    private mutating func enqueue(_ part: HTTPServerRequestPart) {
+        guard !queueOverflowed else { return }
+        switch part {
+        case .head:
+            guard queuedRequests < Self.maxQueuedRequests else {
+                queueOverflowed = true
+                return
+            }
+            queuedRequests += 1
+        case .body(let buffer):
+            guard queuedBodyBytes + buffer.readableBytes <= Self.maxQueuedBodyBytes else {
+                // The request whose body overflowed cannot be served whole: drop it from the queue.
+                queueOverflowed = true
+                dropLastQueuedRequest()
+                return
+            }
+            queuedBodyBytes += buffer.readableBytes
+        case .end:
+            break
+        }
+        queued.append(part)
+    }
+
+    private mutating func dropLastQueuedRequest() {
+        while let part = queued.popLast() {
+            noteDequeued(part)
+            if case .head = part { return }
+        }
+    }
+
+    private mutating func noteDequeued(_ part: HTTPServerRequestPart) {
+        switch part {
+        case .head: queuedRequests -= 1
+        case .body(let buffer): queuedBodyBytes -= buffer.readableBytes
+        case .end: break
+        }
+    }
+
+    private mutating func clearQueue() {
+        queued.removeAll()
+        (queuedRequests, queuedBodyBytes) = (0, 0)
+    }
+
+    private mutating func dequeue() -> HTTPServerRequestPart? {
+        guard let part = queued.popFirst() else { return nil }
+        noteDequeued(part)
+        return part
+    }
+
+    /// After the handler fed back the queued parts: when the queue had overflowed and everything
+    /// before the overflow is answered, the next request gets 503 and the connection closes.
+    mutating func queueDrained(now: NIODeadline) -> ClientConnectionAction {
+        guard queueOverflowed, queued.isEmpty, case .idle = state else { return .none }
+        return failConnection(
+            ProxyError(.overloaded, "more than \(Self.maxQueuedRequests) pipelined requests (or \(Self.maxQueuedBodyBytes) body bytes) were sent ahead; send the rest again"),
+            now: now
+        )
     }
 
     /// The next queued part that may be handled now, if any (the handler feeds it back through
     /// `handleQueued`).
     mutating func nextQueuedPart() -> HTTPServerRequestPart? {
         switch state {
-        case .idle:
-            return queued.popFirst()
+        case .idle, .discardingRefusedRequest:
+            return dequeue()
         case .exchange where current?.requestComplete == false:
-            return queued.popFirst()
+            return dequeue()
         default:
             return nil
         }
@@ -237,6 +321,14 @@ struct ClientConnectionStateMachine {
     }
 
     private mutating func handle(_ part: HTTPServerRequestPart, now: NIODeadline, draining: Bool) -> ClientConnectionAction {
+        if case .discardingRefusedRequest = state {
+            guard case .end = part else { return .none }
+            if closeAfterExchange {
+                state = .closing
+                return .closeAfterLastWrite
+            }
+            return becomeIdle(now: now)
+        }
         switch part {
         case .head(let head):
             return startRequest(head, now: now, draining: draining)
@@ -275,10 +367,74 @@ struct ClientConnectionStateMachine {
     }
 
     private mutating func startRequest(_ head: HTTPRequestHead, now: NIODeadline, draining: Bool) -> ClientConnectionAction {
+        guard settings.requiresAuthentication else {
+            return startAuthorizedRequest(head, user: nil, started: now, now: now, draining: draining)
+        }
+        // Before anything else: an unauthenticated client learns nothing of targets or resolution.
+        switch ProxyCredentials.parse(head.headers) {
+        case .missing:
+            return refuseCredentials(head, why: "send Basic credentials in Proxy-Authorization", user: nil, now: now, draining: draining)
+        case .malformed(let why):
+            return refuseCredentials(head, why: why, user: nil, now: now, draining: draining)
+        case .basic(let credentials):
+            state = .authenticating(head, started: now)
+            return .authenticate(credentials)
+        }
+    }
+
+    /// The verdict on the credentials of the request in `.authenticating`.
+    mutating func credentialsChecked(_ verdict: ProxyAuthenticator.Verdict, now: NIODeadline, draining: Bool) -> ClientConnectionAction {
+        guard case .authenticating(let head, let started) = state else { return .none }
+        switch verdict {
+        case .allowed(let user):
+            return startAuthorizedRequest(head, user: user, started: started, now: now, draining: draining)
+        case .denied(let user, _):
+            return refuseCredentials(head, why: "the credentials for user '\(ProxyError.sanitized(user, limit: 64))' are not valid", user: user, now: now, draining: draining)
+        case .busy:
+            var record = Self.record(for: head, client: settings.client, accessLogEnabled: settings.accessLogEnabled)
+            let error = ProxyError(.overloaded, "too many proxy credential checks in progress")
+            record.error = error.message
+            return respond(error, record: record, started: started, now: now)
+        }
+    }
+
+    /// 407. The connection stays open for the client's next try when the refused request has no
+    /// body and the decoder still parses (not after CONNECT or an upgrade, where it stops).
+    private mutating func refuseCredentials(_ head: HTTPRequestHead, why: String, user: String?, now: NIODeadline, draining: Bool)
+        -> ClientConnectionAction
+    {
+        let error = ProxyError.proxyAuthRequired(why)
+        var record = Self.record(for: head, client: settings.client, accessLogEnabled: settings.accessLogEnabled)
+        record.user = user
+        record.error = error.message
+        record.status = Int(error.status.code)
+        let keepAlive = head.isKeepAlive && !draining && !closeAfterExchange && head.method != .CONNECT
+            && !head.headers.contains(name: "upgrade") && !MessageFraming.mayHaveBody(head.headers)
+        if keepAlive {
+            state = .discardingRefusedRequest
+        } else {
+            clearQueue()
+            state = .closing
+        }
+        return .refuseCredentials(error, record: record, keepAlive: keepAlive)
+    }
+
+    /// A record for a request refused before its target was parsed.
+    private static func record(for head: HTTPRequestHead, client: String, accessLogEnabled: Bool) -> AccessLogRecord {
+        var record = AccessLogRecord(kind: head.method == .CONNECT ? .tunnel : .request, client: client, method: head.method.rawValue)
+        (record.host, record.port, record.path) = RequestTarget.loggable(head.uri)
+        if !accessLogEnabled { record.path = "" }
+        return record
+    }
+
+    private mutating func startAuthorizedRequest(_ head: HTTPRequestHead, user: String?, started: NIODeadline, now: NIODeadline, draining: Bool)
+        -> ClientConnectionAction
+    {
         if head.method == .CONNECT {
-            return startTunnel(head, now: now)
+            return startTunnel(head, user: user, now: now)
         }
         var record = AccessLogRecord(kind: .request, client: settings.client, method: head.method.rawValue)
+        record.user = user
         let target: RequestTarget
         let rewritten: MessageRewriter.RewrittenRequest
         do throws(ProxyError) {
@@ -323,8 +479,9 @@ struct ClientConnectionStateMachine {
         return .connectUpstream(route, avoiding: [], allowPooled: true)
     }
 
-    private mutating func startTunnel(_ head: HTTPRequestHead, now: NIODeadline) -> ClientConnectionAction {
+    private mutating func startTunnel(_ head: HTTPRequestHead, user: String?, now: NIODeadline) -> ClientConnectionAction {
         var record = AccessLogRecord(kind: .tunnel, client: settings.client, method: "CONNECT")
+        record.user = user
         let target: RequestTarget
         do throws(ProxyError) {
             target = try RequestTarget.parseConnectAuthority(head.uri)
@@ -350,6 +507,11 @@ struct ClientConnectionStateMachine {
     mutating func parseError(_ error: HTTPParserError, requestLineLength: Int, now: NIODeadline) -> ClientConnectionAction {
         let proxyError = RequestParseFailure.proxyError(for: error, requestLineLength: requestLineLength)
         switch state {
+        case .authenticating:
+            // The request being checked is served or refused, then the connection ends: the
+            // decoder takes no more bytes.
+            closeAfterExchange = true
+            return .none
         case .closing, .closed, .switchingProtocols, .connectingTunnel:
             // Already answered (or past HTTP): bytes after a rejected request get no second answer.
             return .none
@@ -360,7 +522,7 @@ struct ClientConnectionStateMachine {
             exchange.record.error = proxyError.message
             state = .closing
             return .close(closeUpstream: true, log: finalRecord(exchange, now: now))
-        case .idle:
+        case .idle, .discardingRefusedRequest:
             return failConnection(proxyError, now: now)
         }
     }
@@ -383,7 +545,7 @@ struct ClientConnectionStateMachine {
 
     /// The client connection is gone.
     mutating func clientClosed(now: NIODeadline) -> ClientConnectionAction {
-        queued.removeAll()
+        clearQueue()
         defer { state = .closed }
         guard case .exchange = state, var exchange = current else { return .none }
         if exchange.record.error == nil && !exchange.responseComplete {
@@ -411,7 +573,7 @@ struct ClientConnectionStateMachine {
         var record = record
         record.status = Int(error.status.code)
         record.totalMs = (now - started).milliseconds
-        queued.removeAll()
+        clearQueue()
         state = .closing
         return .respondWithError(error, record: record, closeUpstream: false)
     }
@@ -436,7 +598,7 @@ struct ClientConnectionStateMachine {
         var record = exchange.record
         record.status = Int(error.status.code)
         record.totalMs = (now - exchange.started).milliseconds
-        queued.removeAll()
+        clearQueue()
         state = .closing
         return .respondWithError(error, record: record, closeUpstream: true)
     }

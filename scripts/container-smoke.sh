@@ -193,7 +193,9 @@ healthcheck() { in_container "$binary_dest" healthcheck; }
 unhealthy() { ! healthcheck; }
 
 say "== checks"
-if wait_until 20 healthcheck; then pass "HEALTHCHECK (httpdns-proxy healthcheck): $(healthcheck 2>&1)"; else
+# The static list loads in the background after the listeners open: wait for it too.
+list_loaded() { grep -q '"message":"static list loaded"' "$work/proxy.log"; }
+if wait_until 20 healthcheck && wait_until 10 list_loaded; then pass "HEALTHCHECK (httpdns-proxy healthcheck): $(healthcheck 2>&1)"; else
   fail "the proxy did not become healthy"; cat "$work/proxy.log"; exit 1
 fi
 status_line() { grep -E "^$1:" "/proc/$proxy_pid/status" | tr -s '\t ' ' '; }

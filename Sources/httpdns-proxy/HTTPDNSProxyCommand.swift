@@ -13,7 +13,7 @@ struct HTTPDNSProxyCommand: AsyncParsableCommand {
             environment > config file > defaults. See docs/configuration.md.
             """,
         version: BuildInfo.versionText,
-        subcommands: [ServeCommand.self, ResolveCommand.self],
+        subcommands: [ServeCommand.self, ResolveCommand.self, HealthcheckCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 }

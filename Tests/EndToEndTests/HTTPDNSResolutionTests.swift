@@ -235,7 +235,7 @@ enum ResolveRun {
         var stderr: String
     }
 
-    static func run(_ arguments: [String], timeout: Duration = .seconds(20)) throws -> Output {
+    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(20)) throws -> Output {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -248,7 +248,7 @@ enum ResolveRun {
         let child = try ChildProcess(
             executable: try ProxyProcess.binaryURL().path,
             arguments: arguments,
-            environment: ChildEnvironment.make(overrides: [:]),
+            environment: ChildEnvironment.make(overrides: environment),
             stdin: devNull, stdout: out, stderr: err)
         guard let status = child.waitForExit(timeout: timeout) else {
             child.stop()

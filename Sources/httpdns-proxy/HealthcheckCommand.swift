@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import NIOPosix
+import ProxyConfig
+import ProxyCore
+
+/// `httpdns-proxy healthcheck`: exit 0 when the admin `/healthz` answers 200 within 2 s, else 1
+/// with the reason on stderr. For a container HEALTHCHECK in an image without curl.
+struct HealthcheckCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "healthcheck",
+        abstract: "Exit 0 when the admin endpoint's /healthz answers 200 within 2 s, else 1 with the reason.",
+        discussion: """
+            Reads --admin-listen like the proxy does (flag, HTTPDNS_PROXY_ADMIN_LISTEN, config file), \
+            so it can run with the proxy's own environment. A listener on 0.0.0.0 or [::] is probed \
+            through 127.0.0.1 or [::1].
+            """
+    )
+
+    @OptionGroup var options: ServeOptions
+
+    func run() async throws {
+        let configuration = try LoadedConfiguration.load(options, environment: ProcessInfo.processInfo.environment)
+        guard let admin = configuration.adminListen else {
+            throw unhealthy("the admin listener is off (--admin-listen off); healthcheck needs it")
+        }
+        let host = HealthProbe.connectHost(forListener: admin.host)
+        let target = HostPort(host: host, port: admin.port)
+        let outcome = await HealthProbe.check(host: host, port: admin.port, group: MultiThreadedEventLoopGroup.singleton)
+        switch outcome {
+        case .healthy:
+            print("healthy: http://\(target)/healthz answered 200")
+        case .unhealthy(let reason):
+            throw unhealthy("http://\(target)/healthz: \(reason)")
+        }
+    }
+
+    private func unhealthy(_ reason: String) -> ExitCode {
+        FileHandle.standardError.write(Data("unhealthy: \(reason)\n".utf8))
+        return ExitCode(1)
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Glibc
+import Testing
+import TLSTestSupport
+
+/// `httpdns-proxy healthcheck` against a running proxy and against nothing.
+@Suite("Healthcheck", .timeLimit(.minutes(1)))
+struct HealthcheckTests {
+    @Test func exitsZeroWhenHealthzAnswers200() throws {
+        let proxy = try ProxyProcess.launch()
+        defer { proxy.stop() }
+        let run = try ResolveRun.run(["healthcheck", "--provider", "system", "--admin-listen", "127.0.0.1:\(proxy.adminPort)"])
+        #expect(run.status == 0, "\(run.stderr)\n\(proxy.diagnostics)")
+        #expect(run.stdout.contains("healthy: http://127.0.0.1:\(proxy.adminPort)/healthz answered 200"), "\(run.stdout)")
+    }
+
+    /// The container sets the admin address through the environment and binds the wildcard address.
+    @Test func readsTheEnvironmentAndProbesAWildcardListenerThroughLoopback() throws {
+        let proxy = try ProxyProcess.launch()
+        defer { proxy.stop() }
+        let run = try ResolveRun.run(["healthcheck"], environment: [
+            "HTTPDNS_PROXY_PROVIDER": "system", "HTTPDNS_PROXY_ADMIN_LISTEN": "0.0.0.0:\(proxy.adminPort)",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("http://127.0.0.1:\(proxy.adminPort)/healthz"), "\(run.stdout)")
+    }
+
+    @Test func exitsOneWithTheReasonWhenNothingListens() throws {
+        let port = try Loopback.unusedPort()
+        let run = try ResolveRun.run(["healthcheck", "--provider", "system", "--admin-listen", "\(Loopback.deadHost):\(port)"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("unhealthy: http://\(Loopback.deadHost):\(port)/healthz: cannot connect: Connection refused"),
+                "\(run.stderr)")
+    }
+
+    @Test func exitsOneWhenTheAdminListenerIsOff() throws {
+        let run = try ResolveRun.run(["healthcheck", "--provider", "system", "--admin-listen", "off"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("the admin listener is off"), "\(run.stderr)")
+    }
+
+    /// A listener that accepts and never answers: the 2 s bound, not the connect, ends the probe.
+    @Test func exitsOneWhenHealthzDoesNotAnswerWithinTwoSeconds() async throws {
+        let silent = try await SilentTCPServer.start()
+        let started = ContinuousClock.now
+        let run = try ResolveRun.run(["healthcheck", "--provider", "system", "--admin-listen", "127.0.0.1:\(silent.port)"])
+        let elapsed = ContinuousClock.now - started
+        try await silent.shutdown()
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("no answer within 2000 ms"), "\(run.stderr)")
+        #expect(elapsed < .seconds(10), "took \(elapsed)")
+    }
+
+    /// During the shutdown drain /healthz answers 503, so the container is reported unhealthy.
+    @Test func exitsOneWhileTheProxyDrains() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let proxy = try ProxyProcess.launch(["--allow-destination", "127.0.0.0/8"])
+        defer { proxy.stop() }
+        let client = try RawClient(port: proxy.port, timeout: .seconds(20))
+        try client.send("GET \(origin.url("/bytes/\(20 << 20)")) HTTP/1.1\r\nHost: \(origin.authority)\r\n\r\n")
+        let head = try client.readHead()
+        #expect(head.statusCode == 200, "\(proxy.diagnostics)")
+
+        proxy.signal(SIGTERM)
+        let run = try ResolveRun.run(["healthcheck", "--provider", "system", "--admin-listen", "127.0.0.1:\(proxy.adminPort)"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("/healthz answered 503 draining"), "\(run.stderr)")
+        _ = try client.readBody(for: head)
+        client.close()
+        #expect(proxy.waitForExit(timeout: .seconds(15)) == 0, "\(proxy.diagnostics)")
+    }
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Lints the deployment files (no Docker engine or cluster needed): hadolint on the Dockerfile,
+# the compose file (and its commented shared-network variant) against the compose-spec schema,
+# and the Kubernetes manifests against the Kubernetes API schemas. Run by scripts/test.sh; the
+# tools come from scripts/ensure-deps.sh --with-test-tools.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== hadolint docker/Dockerfile"
+hadolint docker/Dockerfile && echo "ok -- no findings"
+
+echo "== docker/.dockerignore and docker/Dockerfile.dockerignore"
+# BuildKit reads the one beside the Dockerfile; the other is where people look for it.
+cmp docker/.dockerignore docker/Dockerfile.dockerignore && echo "ok -- identical"
+
+echo "== compose-spec schema: docker/compose.yaml"
+check-jsonschema --builtin-schema vendor.compose-spec docker/compose.yaml
+variant="$(mktemp --suffix=.yaml)"
+trap 'rm -f "$variant"' EXIT
+sed -n '/^# services:$/,$p' docker/compose.yaml | sed -E 's/^# ?//' >"$variant"
+[ -s "$variant" ] || { echo "the commented shared-network variant is missing from docker/compose.yaml"; exit 1; }
+echo "== compose-spec schema: the commented shared-network variant in docker/compose.yaml"
+check-jsonschema --builtin-schema vendor.compose-spec "$variant"
+
+echo "== kubernetes-validate --strict deploy/kubernetes/*.yaml"
+kubernetes-validate --strict deploy/kubernetes/*.yaml

@@ -73,6 +73,11 @@ public final class ResolverStats: Sendable {
                     counters.stats.cacheHits += hits.fresh
                     counters.stats.staleHits += hits.stale
                     counters.stats.negativeHits += hits.negative
+                    if hits.fresh > 0 {
+                        counters.stats.lastSource = "cache"
+                    } else if hits.stale > 0 {
+                        counters.stats.lastSource = "stale"
+                    }
                 }
             }
         }
@@ -100,6 +105,7 @@ public final class ResolverStats: Sendable {
             switch result {
             case .success:
                 counters.stats.successes += 1
+                counters.stats.lastSource = "httpdns"
             case .failure(let failure):
                 if failure.kind == .timeout { counters.stats.timeouts += 1 }
                 counters.stats.errorsByKind[failure.kind.description, default: 0] += 1
@@ -109,7 +115,10 @@ public final class ResolverStats: Sendable {
 
     /// HTTPDNS had no usable answer and the connector used system DNS instead.
     public func recordFallback(_ name: String) {
-        record(name) { $0.stats.fallbacksToSystem += 1 }
+        record(name) { counters in
+            counters.stats.fallbacksToSystem += 1
+            counters.stats.lastSource = "system"
+        }
     }
 
     /// Per-domain counters, sorted by name, with the overflow bucket last when it was used.

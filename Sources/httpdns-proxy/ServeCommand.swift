@@ -57,7 +57,9 @@ struct ServeCommand: AsyncParsableCommand {
                     host: admin.host, port: admin.port, group: group, logger: logger,
                     resolvers: resolvers, ipHealth: proxy.ipHealth, isDraining: { proxy.isDraining },
                     headerTimeout: configuration.headerTimeout, ownListeners: proxy.ownListeners,
-                    access: { proxy.accessStats }
+                    access: { proxy.accessStats },
+                    pac: proxy.pacSettings,
+                    retirePooled: { host, eventLoop in proxy.retirePooledConnections(host: host, on: eventLoop) }
                 )
             )
         }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the system packages the build and tests need are present: libcurl, OpenSSL and
 # libxcrypt development files (pkg-config finds them), and the curl client the end-to-end tests drive.
+# With --with-test-tools also the tools some end-to-end tests use: headless Chromium (the admin page
+# is checked in a real browser) and Python's pacparser (the PAC file is evaluated by a PAC engine).
 # Installs them with apt-get when running as root; otherwise prints the exact command and fails.
 set -euo pipefail
 
@@ -17,9 +19,12 @@ pip_missing=()
 if [ "${1:-}" = "--with-test-tools" ]; then
   command -v curl >/dev/null 2>&1 || missing+=(curl)
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
   command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
   # Test-only Python packages: bcrypt makes the $2y$ hashes of the proxy-auth tests.
   command -v python3 >/dev/null 2>&1 && ! python3 -c 'import bcrypt' 2>/dev/null && pip_missing+=(bcrypt)
+  # pacparser evaluates /proxy.pac like a browser would.
+  command -v python3 >/dev/null 2>&1 && ! python3 -c 'import pacparser' 2>/dev/null && pip_missing+=(pacparser)
 fi
 
 install_pip() {
@@ -45,7 +50,11 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}" >&2
   # python3 may have just been installed.
-  if [ "${1:-}" = "--with-test-tools" ] && ! python3 -c 'import bcrypt' 2>/dev/null; then pip_missing=(bcrypt); fi
+  if [ "${1:-}" = "--with-test-tools" ]; then
+    pip_missing=()
+    python3 -c 'import bcrypt' 2>/dev/null || pip_missing+=(bcrypt)
+    python3 -c 'import pacparser' 2>/dev/null || pip_missing+=(pacparser)
+  fi
   install_pip
 else
   echo "missing system packages: ${missing[*]}" >&2

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Makes sure the system packages the build and tests need are present: libcurl, OpenSSL and
 # libxcrypt development files (pkg-config finds them), and the curl client the end-to-end tests drive.
+# With --with-test-tools also the tools some end-to-end tests use: promtool (Debian prometheus: the
+# /metrics exposition and the alert rules are linted), headless Chromium (the admin page
+# is checked in a real browser) and Python's pacparser (the PAC file is evaluated by a PAC engine).
 # Installs them with apt-get when running as root; otherwise prints the exact command and fails.
 #
 #   --with-test-tools       also: openssl, python3 with bcrypt (the proxy-auth tests), iproute2
@@ -32,11 +35,14 @@ if [ "$mode" = "--with-test-tools" ]; then
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
   # promtool lints the /metrics exposition and the example alert rules.
   command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
   command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
   # A virtualenv for the linters needs ensurepip, which Debian ships separately.
   command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip' >/dev/null 2>&1 && missing+=(python3-venv)
   # Test-only Python packages: bcrypt makes the $2y$ hashes of the proxy-auth tests.
   command -v python3 >/dev/null 2>&1 && ! python3 -c 'import bcrypt' 2>/dev/null && pip_missing+=(bcrypt)
+  # pacparser evaluates /proxy.pac like a browser would.
+  command -v python3 >/dev/null 2>&1 && ! python3 -c 'import pacparser' 2>/dev/null && pip_missing+=(pacparser)
 fi
 if [ "$mode" = "--with-container-smoke" ]; then
   command -v python3 >/dev/null 2>&1 || missing+=(python3)
@@ -87,7 +93,11 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}" >&2
   # python3 may have just been installed.
-  if [ "$mode" = "--with-test-tools" ] && ! python3 -c 'import bcrypt' 2>/dev/null; then pip_missing=(bcrypt); fi
+  if [ "$mode" = "--with-test-tools" ]; then
+    pip_missing=()
+    python3 -c 'import bcrypt' 2>/dev/null || pip_missing+=(bcrypt)
+    python3 -c 'import pacparser' 2>/dev/null || pip_missing+=(pacparser)
+  fi
   install_pip
   install_pip_tools
 else

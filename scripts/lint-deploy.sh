@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Lints the deployment files (no Docker engine or cluster needed): hadolint on the Dockerfile,
 # the compose file (and its commented shared-network variant) against the compose-spec schema,
-# and the Kubernetes manifests against the Kubernetes API schemas. Run by scripts/test.sh; the
+# the Kubernetes manifests against the Kubernetes API schemas, and the example Prometheus alert
+# rules with promtool. Run by scripts/test.sh; the
 # tools come from scripts/ensure-deps.sh --with-test-tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,3 +25,6 @@ check-jsonschema --builtin-schema vendor.compose-spec "$variant"
 
 echo "== kubernetes-validate --strict deploy/kubernetes/*.yaml"
 kubernetes-validate --strict deploy/kubernetes/*.yaml
+
+echo "== promtool check rules deploy/prometheus/*.yaml"
+promtool check rules deploy/prometheus/*.yaml

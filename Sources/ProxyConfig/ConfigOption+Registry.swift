@@ -3,7 +3,7 @@ import NIOCore
 /// The option table. Order here is the order of `--help` and of the docs table.
 extension ConfigOption {
     public static let all: [ConfigOption] = [
-        config, listen, adminListen,
+        config, listen, adminListen, pacProxy, pacBypass,
         provider, resolverURL, resolverIP, accountID, secret,
         dohUID, dohAccessKeyID, dohAccessKeySecret, dohTimestampUnit, dohMethod,
         staticList, staticRefresh, resolverTimeout, resolverCAFile, ipFamily, systemFallback,
@@ -65,6 +65,28 @@ extension ConfigOption {
         } catch {
             throw .malformedValue(reason: "\(error) (or 'off' to disable the admin endpoint)")
         }
+    }
+
+    public static let pacProxy = ConfigOption(
+        name: "pac-proxy", valueName: "host:port",
+        help: "The proxy address the PAC file (/proxy.pac on the admin listener) hands out; default the listen address, or, when listening on 0.0.0.0 or [::], the host the PAC file was requested with",
+        defaultText: "none", expectation: hostPortExpectation
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.pacProxy = try HostPort(parsing: single(items))
+    }
+
+    public static let pacBypass = ConfigOption(
+        name: "pac-bypass", valueName: "pattern",
+        help: "Destinations the PAC file sends DIRECT (NO_PROXY syntax): a host, .example.com or *.example.com for its subdomains, or a CIDR block for IP literals; repeatable (plain names and loopback are always DIRECT)",
+        defaultText: "none", expectation: "expected hosts, domain suffixes or CIDR blocks like intranet.example.com,.corp.example.com,10.0.0.0/8",
+        isList: true, isRepeatable: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        var rules: [PACBypassRule] = []
+        for item in items {
+            let rule = try PACBypassRule(parsing: item)
+            if !rules.contains(rule) { rules.append(rule) }
+        }
+        config.pacBypass = rules
     }
 
     /// A duration option where 0 is allowed and means "off" / "no floor".

@@ -17,6 +17,8 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
         return [
             ("listen", "\(listen)"),
             ("adminListen", text(adminListen)),
+            ("pacProxy", text(pacProxy)),
+            ("pacBypass", list(pacBypass)),
             ("provider", provider.rawValue),
             ("resolverURL", text(resolverURL)),
             ("resolverIPs", list(resolverIPs)),

@@ -16,6 +16,12 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// Where the admin endpoint (health, metrics) listens; `nil` when set to `off`.
     /// Default 127.0.0.1:8081.
     public var adminListen: HostPort?
+    /// The `PROXY host:port` the PAC file (`/proxy.pac`) hands out; nil means the proxy's listen
+    /// address (with its bound port), or the host the PAC file was requested with when the proxy
+    /// listens on a wildcard address (0.0.0.0, ::). Default nil.
+    public var pacProxy: HostPort?
+    /// Destinations the PAC file sends `DIRECT`, besides plain host names and loopback. Default [].
+    public var pacBypass: [PACBypassRule]
     /// The DNS source. Default `.json` (Alibaba Public DNS), with system DNS as fallback.
     public var provider: ProviderKind
     /// The resolver service: for `alibaba` the service root (paths are appended), for
@@ -136,6 +142,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public static let defaults = ProxyConfiguration(
         listen: HostPort(host: "127.0.0.1", port: 8080),
         adminListen: HostPort(host: "127.0.0.1", port: 8081),
+        pacProxy: nil,
+        pacBypass: [],
         provider: .json,
         resolverURL: nil,
         resolverIPs: [],

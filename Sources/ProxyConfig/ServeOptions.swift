@@ -20,6 +20,12 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.adminListen.name), help: help(for: .adminListen))
     public var adminListen: String?
 
+    @Option(name: .customLong(ConfigOption.pacProxy.name), help: help(for: .pacProxy))
+    public var pacProxy: String?
+
+    @Option(name: .customLong(ConfigOption.pacBypass.name), help: help(for: .pacBypass))
+    public var pacBypass: [String] = []
+
     @Option(name: .customLong(ConfigOption.provider.name), help: help(for: .provider))
     public var provider: String?
 
@@ -187,6 +193,8 @@ public struct ServeOptions: ParsableArguments, Sendable {
         put(.config, config)
         put(.listen, listen)
         put(.adminListen, adminListen)
+        put(.pacProxy, pacProxy)
+        if !pacBypass.isEmpty { values[ConfigOption.pacBypass.name] = pacBypass }
         put(.provider, provider)
         put(.resolverURL, resolverURL)
         if !resolverIP.isEmpty { values[ConfigOption.resolverIP.name] = resolverIP }

@@ -68,7 +68,9 @@ struct ServeCommand: AsyncParsableCommand {
                     resolvers: resolvers, ipHealth: proxy.ipHealth, isDraining: { proxy.isDraining },
                     headerTimeout: configuration.headerTimeout, ownListeners: proxy.ownListeners,
                     access: { proxy.accessStats },
-                    metricsText: metricsText
+                    metricsText: metricsText,
+                    pac: proxy.pacSettings,
+                    retirePooled: { host, eventLoop in proxy.retirePooledConnections(host: host, on: eventLoop) }
                 )
             )
         }

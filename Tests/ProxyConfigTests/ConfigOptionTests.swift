@@ -17,14 +17,14 @@ import Testing
     @Test func registryNamesAreUniqueKebabCase() {
         let names = ConfigOption.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 54)
+        #expect(names.count == 56)
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
         #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["secret", "doh-access-key-secret", "proxy-auth"])
-        #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["resolver-ip", "allow-destination", "allow-client", "proxy-auth", "tls-upgrade"])
+        #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["pac-bypass", "resolver-ip", "allow-destination", "allow-client", "proxy-auth", "tls-upgrade"])
         #expect(Set(ConfigOption.all.filter(\.isList).map(\.name))
-            == ["resolver-ip", "keepalive-domains", "preload", "allow-destination", "connect-ports", "tls-upgrade", "allow-client", "proxy-auth"])
+            == ["pac-bypass", "resolver-ip", "keepalive-domains", "preload", "allow-destination", "connect-ports", "tls-upgrade", "allow-client", "proxy-auth"])
         #expect(ConfigOption.all.filter { !$0.isAllowedInFile }.map(\.name) == ["config"])
         #expect(ConfigOption.all.filter(\.isMapping).map(\.name) == ["spki-pins"])
         #expect(ConfigOption.all.filter { !$0.isAllowedInFlagsAndEnvironment }.map(\.name) == ["spki-pins"])

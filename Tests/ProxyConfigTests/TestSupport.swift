@@ -37,6 +37,8 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "config": config.configFile ?? "none"
     case "listen": config.listen.description
     case "admin-listen": config.adminListen?.description ?? "off"
+    case "pac-proxy": config.pacProxy?.description ?? "none"
+    case "pac-bypass": config.pacBypass.map(\.description).joined(separator: ",")
     case "provider": config.provider.rawValue
     case "resolver-url": config.resolverURL ?? "none"
     case "resolver-ip": config.resolverIPs.map(\.description).joined(separator: ",")

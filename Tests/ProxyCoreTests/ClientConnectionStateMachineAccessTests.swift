@@ -100,6 +100,38 @@ import Testing
         #expect(m.nextQueuedPart() == .end(nil), "the request's end follows the verdict")
     }
 
+    @Test func aRepeatedVerifiedFieldSkipsTheCheckAnyOtherIsCheckedAgain() {
+        var m = machine(auth: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        let withAlice = head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField)])
+        #expect(m.requestPart(.head(withAlice), now: at(1), draining: false) == .authenticate(credentials()))
+        _ = m.credentialsChecked(.allowed(user: "alice"), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        _ = m.upstreamConnected(fresh, now: at(1))
+        _ = m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"]), now: at(1))
+        _ = m.upstreamEnd(nil, now: at(1))
+        // The same field again: served at once, logged with the user.
+        #expect(m.requestPart(.head(withAlice), now: at(2), draining: false) == .connectUpstream(route, avoiding: [], allowPooled: true))
+        #expect(m.current?.record.user == "alice")
+        _ = m.requestPart(.end(nil), now: at(2), draining: false)
+        _ = m.upstreamConnected(fresh, now: at(2))
+        _ = m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"]), now: at(2))
+        _ = m.upstreamEnd(nil, now: at(2))
+        // Another field (another user, or the same one twice) is checked again; none is refused.
+        let bob = "Basic Ym9iOnB3"  // bob:pw
+        #expect(m.requestPart(.head(head(.GET, "http://a.test/p", [("Proxy-Authorization", bob)])), now: at(3), draining: false)
+            == .authenticate(credentials(bob)))
+        var other = machine(auth: true)
+        _ = other.activated(now: Self.t0, draining: false)
+        guard case .refuseCredentials = other.requestPart(
+            .head(head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField), ("Proxy-Authorization", Self.aliceField)])),
+            now: at(1), draining: false)
+        else {
+            Issue.record("two fields must be refused")
+            return
+        }
+    }
+
     @Test func wrongCredentialsGet407NamingTheUserNeverThePassword() {
         var m = machine(auth: true)
         _ = m.activated(now: Self.t0, draining: false)

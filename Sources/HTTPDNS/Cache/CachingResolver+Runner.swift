@@ -123,7 +123,11 @@ extension CachingResolver {
     private func complete(_ key: String, _ result: Result<ResolvedAnswer, ResolveFailure>, rtt: Duration) {
         defer { reportHitsOfRemovedEntriesIfMany() }
         let now = clock.now
+        // The name's hits so far are reported before its query, so the statistics' "last source"
+        // follows the order things happened in.
+        var earlierHits = HitCounts()
         let (waiters, outcome, wakePrefetch) = state.withLockedValue { state -> ([Waiter], Outcome, Bool) in
+            earlierHits = state.cache.takeUnreportedHits(of: key)
             let waiters = state.inflight.removeValue(forKey: key) ?? []
             switch result {
             case .success(let answer):
@@ -151,6 +155,7 @@ extension CachingResolver {
         if case .failure(let failure) = result, failure.kind == .cancelled {
             // Shutting down; not a property of the service worth counting.
         } else {
+            stats.recordHits(earlierHits.isZero ? [] : [(key, earlierHits)])
             stats.recordQuery(key, rtt: rtt, result: result)
         }
         if case .failure(let failure) = result {

@@ -84,6 +84,16 @@ public struct DNSCache<Instant: InstantProtocol>: Sendable where Instant.Duratio
         return out
     }
 
+    /// `takeUnreportedHits` for one name (a normalised key).
+    mutating func takeUnreportedHits(of key: String) -> HitCounts {
+        var counts = unreportedOfRemoved.removeValue(forKey: key) ?? HitCounts()
+        if let slot = index[key], entries[slot].value != nil {
+            counts.add(entries[slot].unreported)
+            entries[slot].unreported = HitCounts()
+        }
+        return counts
+    }
+
     /// The part of `takeUnreportedHits` for entries that are gone.
     mutating func takeUnreportedHitsOfRemoved() -> [(name: String, hits: HitCounts)] {
         defer { unreportedOfRemoved.removeAll() }

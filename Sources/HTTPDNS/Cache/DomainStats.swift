@@ -16,6 +16,10 @@ public struct DomainStats: Sendable, Equatable, Codable {
     /// Mean round trip of the queries, in milliseconds (0 before the first query).
     public var avgResolveMs: Double = 0
     public var maxResolveMs: Double = 0
+    /// Where the latest answer for the name came from: `cache`, `stale`, `httpdns` (a query) or
+    /// `system` (fallback to system DNS); nil before any. Cache hits are counted in batches, but a
+    /// name's hits are always reported before its next query.
+    public var lastSource: String?
 
     public init(name: String) {
         self.name = name

@@ -76,6 +76,11 @@ public final class ResolverStats: Sendable {
                     counters.stats.cacheHits += hits.fresh
                     counters.stats.staleHits += hits.stale
                     counters.stats.negativeHits += hits.negative
+                    if hits.fresh > 0 {
+                        counters.stats.lastSource = "cache"
+                    } else if hits.stale > 0 {
+                        counters.stats.lastSource = "stale"
+                    }
                 }
             }
         }
@@ -104,6 +109,7 @@ public final class ResolverStats: Sendable {
             switch result {
             case .success:
                 counters.stats.successes += 1
+                counters.stats.lastSource = "httpdns"
             case .failure(let failure):
                 if failure.kind == .timeout { counters.stats.timeouts += 1 }
                 counters.stats.errorsByKind[failure.kind.description, default: 0] += 1
@@ -115,7 +121,10 @@ public final class ResolverStats: Sendable {
     /// `reason`: one of `ResolverMetrics.fallbackReasons`.
     public func recordFallback(_ name: String, reason: String = "no_answer") {
         metrics?.fallback(reason: reason)
-        record(name) { $0.stats.fallbacksToSystem += 1 }
+        record(name) { counters in
+            counters.stats.fallbacksToSystem += 1
+            counters.stats.lastSource = "system"
+        }
     }
 
     /// Per-domain counters, sorted by name, with the overflow bucket last when it was used.

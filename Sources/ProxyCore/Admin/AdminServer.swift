@@ -7,8 +7,8 @@ import NIOPosix
 import ServiceLifecycle
 import Synchronization
 
-/// The admin listener (loopback by default): `/healthz`, `/stats`, `/cache`, `/resolve?host=`,
-/// `/health/ips`.
+/// The admin listener (loopback by default): the live page at `/`, `/healthz`, `/stats`, `/cache`,
+/// `/resolve?host=`, `/health/ips`, `/proxy.pac`.
 public final class AdminServer: Service, Sendable {
     private let host: String
     private let port: Int
@@ -33,7 +33,9 @@ public final class AdminServer: Service, Sendable {
         headerTimeout: TimeAmount = .seconds(30),
         ownListeners: OwnListeners? = nil,
         access: (@Sendable () -> AccessStats)? = nil,
-        metricsText: (@Sendable () -> String)? = nil
+        metricsText: (@Sendable () -> String)? = nil,
+        pac: PACSettings? = nil,
+        retirePooled: RetirePooledConnections? = nil
     ) {
         self.headerTimeout = headerTimeout
         self.ownListeners = ownListeners
@@ -43,7 +45,9 @@ public final class AdminServer: Service, Sendable {
         self.group = group
         self.logger = logger
         self.routes = AdminRoutes(
-            resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining, access: access, metricsText: metricsText)
+            resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining, access: access, metricsText: metricsText,
+            pac: pac, retirePooled: retirePooled
+        )
     }
 
     public func run() async throws {
@@ -73,9 +77,10 @@ public final class AdminServer: Service, Sendable {
     }
 }
 
-/// What each admin path answers. Responses are JSON except `/healthz` (plain text for probes).
+/// What each admin path answers. Responses are JSON except `/healthz` (plain text for probes), the
+/// page at `/` and the PAC file.
 struct AdminRoutes: Sendable {
-    struct Response {
+    struct Response: Sendable {
         var status: HTTPResponseStatus
         var contentType: String
         var body: String
@@ -98,9 +103,17 @@ struct AdminRoutes: Sendable {
     var access: (@Sendable () -> AccessStats)? = nil
     /// The Prometheus text exposition (nil: metrics are off).
     var metricsText: (@Sendable () -> String)? = nil
+    var pac: PACSettings? = nil
+    var retirePooled: RetirePooledConnections? = nil
 
-    func respond(method: HTTPMethod, path: String, query: [String: String], on eventLoop: any EventLoop) -> EventLoopFuture<Response> {
+    func respond(
+        method: HTTPMethod, path: String, query: [String: String], requestHost: String? = nil, on eventLoop: any EventLoop
+    ) -> EventLoopFuture<Response> {
         switch (method, path) {
+        case (.GET, "/"), (.HEAD, "/"):
+            return eventLoop.makeSucceededFuture(Response(status: .ok, contentType: AdminPage.contentType, body: AdminPage.html))
+        case (.GET, "/proxy.pac"), (.HEAD, "/proxy.pac"):
+            return eventLoop.makeSucceededFuture(pacFile(requestHost: requestHost))
         case (.GET, "/healthz"), (.HEAD, "/healthz"):
             return eventLoop.makeSucceededFuture(isDraining() ? .text(.serviceUnavailable, "draining") : .text(.ok, "ok"))
         case (.GET, "/metrics"):
@@ -130,12 +143,7 @@ struct AdminRoutes: Sendable {
             let entries = resolvers?.caching?.snapshot().sorted { $0.name < $1.name } ?? []
             return eventLoop.makeSucceededFuture(.json(CacheBody(entries: entries)))
         case (.DELETE, "/cache"), (.POST, "/cache/purge"):
-            guard let caching = resolvers?.caching else {
-                return eventLoop.makeSucceededFuture(.text(.conflict, "no HTTPDNS cache with --provider system"))
-            }
-            let host = query["host"].flatMap { $0.isEmpty ? nil : $0 }
-            caching.purge(host)
-            return eventLoop.makeSucceededFuture(.text(.ok, host.map { "purged \($0)" } ?? "purged all"))
+            return purge(host: query["host"].flatMap { $0.isEmpty ? nil : $0 }, on: eventLoop)
         case (.GET, "/resolve"):
             guard let host = query["host"], !host.isEmpty else {
                 return eventLoop.makeSucceededFuture(.text(.badRequest, "usage: /resolve?host=NAME"))
@@ -148,12 +156,12 @@ struct AdminRoutes: Sendable {
             }.recover { error in
                 .text(.badGateway, "\(host): \(error)")
             }
-        case (_, "/healthz"), (_, "/stats"), (_, "/resolve"), (_, "/health/ips"), (_, "/metrics"):
+        case (_, "/healthz"), (_, "/stats"), (_, "/resolve"), (_, "/health/ips"), (_, "/metrics"), (_, "/"), (_, "/proxy.pac"):
             return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET"))
         case (_, "/cache"):
             return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET, or DELETE /cache?host=NAME to purge"))
         default:
-            return eventLoop.makeSucceededFuture(.text(.notFound, "not found: \(path.prefix(100)) (try /healthz, /metrics, /stats, /cache, /resolve?host=, /health/ips)"))
+            return eventLoop.makeSucceededFuture(.text(.notFound, "not found: \(path.prefix(100)) (try /, /healthz, /metrics, /stats, /cache, /resolve?host=, /health/ips, /proxy.pac)"))
         }
     }
 
@@ -228,7 +236,7 @@ final class AdminHandler: ChannelInboundHandler {
             var query: [String: String] = [:]
             for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
             let path = components?.path ?? head.uri
-            routes.respond(method: head.method, path: path, query: query, on: context.eventLoop)
+            routes.respond(method: head.method, path: path, query: query, requestHost: head.headers.first(name: "host"), on: context.eventLoop)
                 .assumeIsolated()
                 .whenSuccess { response in
                     self.write(response, for: head, context: context)

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -14,9 +15,11 @@ import ServiceLifecycle
 /// The proxy listener as a service: binds, serves until graceful shutdown, then stops accepting, lets
 /// in-flight requests finish within the grace period, and closes what is left.
 public final class ProxyServer: Service, Sendable {
-    private let configuration: ProxyConfiguration
+    let configuration: ProxyConfiguration
     private let group: any EventLoopGroup
-    private let env: ProxyEnvironment
+    let env: ProxyEnvironment
+    /// The listener's address once bound (a configured port 0 becomes the real port).
+    let bound = NIOLockedValueBox<SocketAddress?>(nil)
     private let tracker = ChannelTracker()
     /// Client ACL and connection limits, decided at accept.
     let admission: ClientAdmission
@@ -229,6 +232,7 @@ public final class ProxyServer: Service, Sendable {
 
         if let address = serverChannel.localAddress {
             ownListeners.add(address)
+            bound.withLockedValue { $0 = address }
             logger.info("proxy listening", metadata: ["address": "\(ClientConnectionHandler.format(address))"])
             onBound(address)
         }

@@ -25,6 +25,8 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     typealias OutboundOut = HTTPClientRequestPart
 
     let key: PoolKey
+    /// Creation order across the process: a purge retires every connection created before it.
+    let serial: UInt64 = UpstreamHTTPConnection.nextSerial()
     /// Shared with this connection's `UpstreamResponseDecoder`.
     let responseState: UpstreamResponseState
     private(set) var context: ChannelHandlerContext?

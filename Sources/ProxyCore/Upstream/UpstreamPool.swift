@@ -21,6 +21,10 @@ final class UpstreamPool: @unchecked Sendable {
     private var idle: [PoolKey: Slot] = [:]
     private var sweep: Scheduled<Void>?
     private var sweepDeadline: NIODeadline?
+    /// Retired by an admin purge (`UpstreamPool+Retire.swift`): connections with a serial below
+    /// these are closed instead of pooled when their exchange returns them.
+    var retiredAllBelow: UInt64 = 0
+    var retiredBelow: [String: UInt64] = [:]
 
     init(eventLoop: any EventLoop, maxIdlePerOrigin: Int, idleTimeout: TimeAmount) {
         self.eventLoop = eventLoop
@@ -44,7 +48,7 @@ final class UpstreamPool: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         connection.delegate = nil
         connection.setReadAllowed(true)
-        guard connection.isUsable, maxIdlePerOrigin > 0 else {
+        guard connection.isUsable, maxIdlePerOrigin > 0, !isRetired(connection) else {
             connection.close()
             return
         }
@@ -120,4 +124,7 @@ final class UpstreamPool: @unchecked Sendable {
     }
 
     var idleCount: Int { idle.values.reduce(0) { $0 + $1.connections.count } }
+
+    /// Origins with a slot (possibly empty until the next sweep).
+    var idleKeys: [PoolKey] { Array(idle.keys) }
 }

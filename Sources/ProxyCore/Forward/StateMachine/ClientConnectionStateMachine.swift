@@ -79,6 +79,9 @@ struct ClientConnectionStateMachine {
     private var queuedBodyBytes = 0
     /// More was read ahead than the queue takes: after the queued requests, 503 and close.
     private(set) var queueOverflowed = false
+    /// The `Proxy-Authorization` value last verified on this connection and its user: a
+    /// kept-alive client repeats it on every request, which then costs one string comparison.
+    private var verifiedCredentials: (field: String, user: String)?
     /// The connection closes after the current exchange (client asked, HTTP/1.0, draining, an
     /// upgrade refused after the decoder stopped parsing).
     var closeAfterExchange = false
@@ -373,6 +376,12 @@ struct ClientConnectionStateMachine {
             return startAuthorizedRequest(head, user: nil, started: now, now: now, draining: draining)
         }
         // Before anything else: an unauthenticated client learns nothing of targets or resolution.
+        if let verified = verifiedCredentials {
+            let fields = head.headers[canonicalForm: "proxy-authorization"]
+            if fields.count == 1, fields[0] == verified.field {
+                return startAuthorizedRequest(head, user: verified.user, started: now, now: now, draining: draining)
+            }
+        }
         switch ProxyCredentials.parse(head.headers) {
         case .missing:
             return refuseCredentials(head, why: "send Basic credentials in Proxy-Authorization", user: nil, now: now, draining: draining)
@@ -389,6 +398,7 @@ struct ClientConnectionStateMachine {
         guard case .authenticating(let head, let started) = state else { return .none }
         switch verdict {
         case .allowed(let user):
+            if let field = head.headers.first(name: "proxy-authorization") { verifiedCredentials = (field, user) }
             return startAuthorizedRequest(head, user: user, started: started, now: now, draining: draining)
         case .denied(let user, _):
             return refuseCredentials(head, why: "the credentials for user '\(ProxyError.sanitized(user, limit: 64))' are not valid", user: user, now: now, draining: draining)

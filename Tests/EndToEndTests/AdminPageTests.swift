@@ -1,0 +1,60 @@
+import Foundation
+import HTTPDNSTestSupport
+import Testing
+
+/// The live admin page at `/`, loaded by a real browser (headless Chromium) from the running
+/// binary: after its first refresh the DOM shows what the JSON endpoints know.
+@Suite("Admin page", .timeLimit(.minutes(3)))
+struct AdminPageTests {
+    @Test func theRawPageIsSelfContained() throws {
+        let proxy = try ProxyProcess.launch()
+        defer { proxy.stop() }
+        let page = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/", proxy: nil)
+        #expect(page.status == 200)
+        #expect(page.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(page.bodyText.contains("<table id=\"domains\">"))
+        for external in ["http://", "https://", "//cdn", "<link", "src="] {
+            #expect(!page.bodyText.contains(external), "the page must not load \(external) assets")
+        }
+    }
+
+    @Test(.enabled(if: ExternalTool.shouldRun("chromium (apt-get install chromium)", present: ExternalTool.chromium != nil)))
+    func aBrowserShowsTheLiveNumbers() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let service = try FakeHTTPDNSService()
+        defer { service.stop() }
+        service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
+        let proxy = try ProxyProcess.launch(
+            HTTPDNSResolutionTests.jsonProvider(service) + ["--system-fallback", "false", "--ip-family", "ipv4"])
+        defer { proxy.stop() }
+        let response = try Curl.fetch("http://origin.test:\(origin.port)/hello", proxy: proxy.proxyURL)
+        #expect(response.status == 200, "\(response.stderr) \(proxy.diagnostics)")
+
+        let admin = "http://127.0.0.1:\(proxy.adminPort)/"
+        let screenshot = ProcessInfo.processInfo.environment["HTTPDNS_PROXY_SCREENSHOT"].map { URL(fileURLWithPath: $0) }
+        let dom = try HeadlessChromium.dumpDOM(admin, screenshot: screenshot)
+
+        let row = try #require(Self.element(in: dom, from: "<tr data-domain=\"origin.test\"", to: "</tr>"), "no row for origin.test in:\n\(dom.prefix(4000))")
+        #expect(row.contains("<td class=\"num queries\">1</td>"), "\(row)")
+        #expect(row.contains("<td class=\"last-source\">httpdns</td>"), "\(row)")
+        #expect(row.contains("127.0.0.1 ("), "the cached address with its TTL: \(row)")
+        #expect(row.contains("<button"), "a purge button: \(row)")
+        let ips = try #require(Self.element(in: dom, from: "<tr data-ip=\"127.0.0.1:\(origin.port)\"", to: "</tr>"), "no IP health row")
+        #expect(ips.contains("healthy"), "\(ips)")
+        #expect(dom.contains("data-refreshes=\""), "the page never finished a refresh")
+
+        let metrics = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/metrics", proxy: nil)
+        if metrics.status == 404 {
+            #expect(dom.contains("metrics unavailable"), "without /metrics the page must say so")
+        } else {
+            #expect(!dom.contains("metrics unavailable"), "/metrics answers \(metrics.status) but the page did not use it")
+        }
+    }
+
+    /// The text from `from` up to and including the next `to`.
+    static func element(in text: String, from: String, to: String) -> String? {
+        guard let start = text.range(of: from), let end = text.range(of: to, range: start.upperBound..<text.endIndex) else { return nil }
+        return String(text[start.lowerBound..<end.upperBound])
+    }
+}

@@ -270,35 +270,20 @@ struct AccessControlTests {
     }
 }
 
-/// Command-line tools the tests use to make real password hashes.
+/// Real password hashes made at test time with the tools users would use.
 enum Tools {
     struct Missing: Error, CustomStringConvertible {
         var description: String
     }
 
+    /// `tool`'s trimmed standard output; throws when it is missing or fails.
     static func output(_ tool: String, _ arguments: [String], stdin: String? = nil) throws -> String {
         guard let path = ChildEnvironment.which(tool) else { throw Missing(description: "\(tool) is required for this test") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        if let stdin {
-            let input = Pipe()
-            process.standardInput = input
-            try process.run()
-            input.fileHandleForWriting.write(Data(stdin.utf8))
-            try input.fileHandleForWriting.close()
-        } else {
-            try process.run()
+        let result = try ExternalTool.run(path, arguments, timeout: .seconds(30), stdin: stdin)
+        guard result.exitCode == 0 else {
+            throw Missing(description: "\(tool) \(arguments.joined(separator: " ")) failed with \(result.exitCode): \(result.stderr)")
         }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Missing(description: "\(tool) \(arguments.joined(separator: " ")) failed with \(process.terminationStatus)")
-        }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// A `$2y$` bcrypt hash from Python's bcrypt (installed by scripts/ensure-deps.sh

@@ -97,25 +97,13 @@ struct MetricsTests {
         #expect(response.bodyText.contains("--metrics false"))
     }
 
-    /// `promtool check metrics` (Debian's prometheus package) lints the exposition when present.
+    /// `promtool check metrics` (Debian's prometheus package) lints the exposition (skipped
+    /// loudly when it is missing and this is not root; as root it must be there).
     static func promtoolCheck(_ text: String) throws {
-        guard let promtool = ChildEnvironment.which("promtool") else {
-            print("⚠️  SKIPPED promtool check of /metrics: promtool not installed (apt-get install prometheus)")
-            return
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: promtool)
-        process.arguments = ["check", "metrics"]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        input.fileHandleForWriting.write(Data(text.utf8))
-        try input.fileHandleForWriting.close()
-        let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "promtool: \(report)")
+        let found = ChildEnvironment.which("promtool")
+        guard ExternalTool.shouldRun("promtool (Debian package prometheus)", present: found != nil) else { return }
+        let promtool = try #require(found, "promtool is required: apt-get install prometheus")
+        let result = try ExternalTool.run(promtool, ["check", "metrics"], timeout: .seconds(30), stdin: text)
+        #expect(result.exitCode == 0, "promtool: \(result.stdout)\(result.stderr)")
     }
 }

@@ -40,16 +40,21 @@ enum ExternalTool {
         return false
     }
 
-    /// Runs `executable` with `arguments` (environment without proxy variables), killing it after
-    /// `timeout`. Output goes through temporary files, so a large DOM never blocks on a pipe.
-    static func run(_ executable: String, _ arguments: [String], timeout: Duration, environment: [String: String] = [:]) throws -> Result {
+    /// Runs `executable` with `arguments` (environment without proxy variables), feeding `stdin`
+    /// (if any), killing it after `timeout`. Output goes through temporary files, so a large DOM
+    /// never blocks on a pipe.
+    static func run(
+        _ executable: String, _ arguments: [String], timeout: Duration, environment: [String: String] = [:], stdin: String? = nil
+    ) throws -> Result {
         _ = ChildEnvironment.ignoreSIGPIPE
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-tool-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let outURL = directory.appendingPathComponent("stdout")
         let errURL = directory.appendingPathComponent("stderr")
-        let inFD = try ChildProcess.open("/dev/null", flags: O_RDONLY)
+        let inURL = directory.appendingPathComponent("stdin")
+        try (stdin ?? "").write(to: inURL, atomically: false, encoding: .utf8)
+        let inFD = try ChildProcess.open(inURL.path, flags: O_RDONLY)
         defer { Glibc.close(inFD) }
         let outFD = try ChildProcess.open(outURL.path, flags: O_WRONLY | O_CREAT | O_TRUNC)
         defer { Glibc.close(outFD) }

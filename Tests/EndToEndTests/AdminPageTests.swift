@@ -45,10 +45,13 @@ struct AdminPageTests {
         #expect(dom.contains("data-refreshes=\""), "the page never finished a refresh")
 
         let metrics = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/metrics", proxy: nil)
+        // The status line itself (the page's script, also in the DOM, contains every message).
+        let status = try #require(Self.element(in: dom, from: "<span id=\"metrics-status\"", to: "</span>"), "no metrics status")
         if metrics.status == 404 {
-            #expect(dom.contains("metrics unavailable"), "without /metrics the page must say so")
+            #expect(status.contains("metrics unavailable"), "without /metrics the page must say so: \(status)")
         } else {
-            #expect(!dom.contains("metrics unavailable"), "/metrics answers \(metrics.status) but the page did not use it")
+            #expect(metrics.status == 200)
+            #expect(!status.contains("unavailable") && !status.contains("waiting"), "/metrics answers 200 but the page did not use it: \(status)")
         }
     }
 

@@ -70,7 +70,8 @@ struct ServeCommand: AsyncParsableCommand {
                     access: { proxy.accessStats },
                     metricsText: metricsText,
                     pac: proxy.pacSettings,
-                    retirePooled: { host, eventLoop in proxy.retirePooledConnections(host: host, on: eventLoop) }
+                    retirePooled: { host, eventLoop in proxy.retirePooledConnections(host: host, on: eventLoop) },
+                    allowedClients: configuration.allowClients
                 )
             )
         }

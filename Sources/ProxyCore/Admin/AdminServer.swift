@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import ProxyConfig
 import ServiceLifecycle
 import Synchronization
 
@@ -18,6 +19,8 @@ public final class AdminServer: Service, Sendable {
     private let headerTimeout: TimeAmount
     private let ownListeners: OwnListeners?
     private let connections: AdminConnectionLimit
+    /// Clients allowed to use the admin listener (the proxy's `--allow-client`); nil: any.
+    private let allowedClients: [CIDR]?
 
     /// Admin connections open at once; more are closed at accept.
     public static let maxConnections = 64
@@ -35,8 +38,10 @@ public final class AdminServer: Service, Sendable {
         access: (@Sendable () -> AccessStats)? = nil,
         metricsText: (@Sendable () -> String)? = nil,
         pac: PACSettings? = nil,
-        retirePooled: RetirePooledConnections? = nil
+        retirePooled: RetirePooledConnections? = nil,
+        allowedClients: [CIDR]? = nil
     ) {
+        self.allowedClients = allowedClients
         self.headerTimeout = headerTimeout
         self.ownListeners = ownListeners
         self.connections = AdminConnectionLimit(limit: Self.maxConnections)
@@ -50,10 +55,19 @@ public final class AdminServer: Service, Sendable {
         )
     }
 
+    /// Why a client may not use the admin listener (outside `allowed`), or nil.
+    static func refusal(of remote: SocketAddress?, allowed: [CIDR]?) -> String? {
+        guard let allowed, let remote, let address = IPAddress(remote) else { return nil }
+        let client = address.unmappedIPv4 ?? address
+        guard !allowed.contains(where: { $0.contains(client) }) else { return nil }
+        return "client \(client) is not allowed to use the admin listener (see --allow-client)"
+    }
+
     public func run() async throws {
         let routes = self.routes
         let headerTimeout = self.headerTimeout
         let connections = self.connections
+        let allowedClients = self.allowedClients
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
@@ -61,9 +75,11 @@ public final class AdminServer: Service, Sendable {
                     return channel.close()
                 }
                 channel.closeFuture.whenComplete { _ in connections.closed() }
+                let refusal = Self.refusal(of: channel.remoteAddress, allowed: allowedClients)
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(AdminHandler(routes: routes, requestTimeout: headerTimeout))
+                    try channel.pipeline.syncOperations.addHandler(
+                        AdminHandler(routes: routes, requestTimeout: headerTimeout, refusal: refusal))
                 }
             }
             .bind(host: host, port: port)
@@ -199,10 +215,13 @@ final class AdminHandler: ChannelInboundHandler {
     /// response: it bounds slow heads and idle keep-alive connections alike.
     private let requestTimeout: TimeAmount
     private var deadline: Scheduled<Void>?
+    /// Set for a client outside the ACL: every request gets 403 with this text, then close.
+    private let refusal: String?
 
-    init(routes: AdminRoutes, requestTimeout: TimeAmount) {
+    init(routes: AdminRoutes, requestTimeout: TimeAmount, refusal: String? = nil) {
         self.routes = routes
         self.requestTimeout = requestTimeout
+        self.refusal = refusal
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -236,6 +255,20 @@ final class AdminHandler: ChannelInboundHandler {
             var query: [String: String] = [:]
             for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
             let path = components?.path ?? head.uri
+            if let refusal {
+                write(.text(.forbidden, refusal), for: head, close: true, context: context)
+                return
+            }
+            // A browser adds Origin to cross-site POST/DELETE: a page elsewhere must not purge the
+            // cache (or change anything) through a user's browser. Tools send no Origin; the admin
+            // page's own requests carry this listener's origin.
+            if [.POST, .DELETE, .PUT, .PATCH].contains(head.method), let origin = head.headers.first(name: "origin"),
+               origin != "http://" + (head.headers.first(name: "host") ?? "")
+            {
+                write(.text(.forbidden, "cross-site request refused: Origin \(ProxyError.sanitized(origin)) is not this admin listener"),
+                      for: head, close: true, context: context)
+                return
+            }
             routes.respond(method: head.method, path: path, query: query, requestHost: head.headers.first(name: "host"), on: context.eventLoop)
                 .assumeIsolated()
                 .whenSuccess { response in
@@ -244,18 +277,19 @@ final class AdminHandler: ChannelInboundHandler {
         }
     }
 
-    private func write(_ response: AdminRoutes.Response, for head: HTTPRequestHead, context: ChannelHandlerContext) {
+    private func write(_ response: AdminRoutes.Response, for head: HTTPRequestHead, close: Bool = false, context: ChannelHandlerContext) {
         var buffer = context.channel.allocator.buffer(capacity: response.body.utf8.count)
         buffer.writeString(response.body)
         var responseHead = HTTPResponseHead(version: head.version, status: response.status)
         responseHead.headers.add(name: "Content-Type", value: response.contentType)
         responseHead.headers.add(name: "Content-Length", value: String(buffer.readableBytes))
         responseHead.headers.add(name: "Cache-Control", value: "no-store")
+        if close { responseHead.headers.add(name: "Connection", value: "close") }
         context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
         if head.method != .HEAD {
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         }
-        let keepAlive = head.isKeepAlive
+        let keepAlive = head.isKeepAlive && !close
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
             if !keepAlive { context.close(promise: nil) }
         }

@@ -151,6 +151,11 @@ struct AccessControlTests {
         #expect(line?["reason"] as? String == "client_not_allowed", proxy.diagnostics)
         let access = try Self.accessStats(proxy)
         #expect(access["rejectedByACL"] as? Int == 2 && access["authFailures"] == nil, "\(access)")
+        // Refused connections are counted as refusals, not as requests.
+        let metrics = MetricsTests.samples(try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/metrics", proxy: nil).bodyText)
+        #expect(metrics["httpdns_proxy_client_connections_rejected_total{reason=\"client_not_allowed\"}"] == 2)
+        #expect(metrics["httpdns_proxy_requests_total{kind=\"http\",code_class=\"4xx\"}"] == 0)
+        #expect(metrics["httpdns_proxy_requests_total{kind=\"http\",code_class=\"2xx\"}"] == 1)
     }
 
     // MARK: connection limits

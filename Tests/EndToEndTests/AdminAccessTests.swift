@@ -5,16 +5,28 @@ import Testing
 /// another site cannot make it change anything.
 @Suite("Admin access", .timeLimit(.minutes(1)))
 struct AdminAccessTests {
-    @Test func clientsOutsideTheACLGet403FromTheAdminListener() throws {
+    @Test func clientsOutsideTheACLGet403FromTheAdminListenerButHealthProbesAndLoopbackWork() throws {
+        // Loopback is always allowed on the admin listener (the healthcheck probes from it); a
+        // refused non-loopback client is checked in ProxyCoreTests (AdminAccessUnitTests).
         let proxy = try ProxyProcess.launch(["--allow-client", "127.0.0.2/32"])
         defer { proxy.stop() }
-        let refused = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/stats", proxy: nil)
-        #expect(refused.status == 403)
-        #expect(refused.bodyText.contains("client 127.0.0.1 is not allowed to use the admin listener"), "\(refused.bodyText)")
-        let purge = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/cache", proxy: nil, extra: ["-X", "DELETE"])
-        #expect(purge.status == 403, "a refused client changes nothing either")
-        let allowed = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/healthz", proxy: nil, extra: ["--interface", "127.0.0.2"])
-        #expect(allowed.status == 200 && allowed.bodyText == "ok\n", "\(allowed.stderr)")
+        let local = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/stats", proxy: nil)
+        #expect(local.status == 200, "loopback must keep working for healthcheck and local tools")
+        let proxied = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/healthz", proxy: nil, extra: ["--interface", "127.0.0.2"])
+        #expect(proxied.status == 200 && proxied.bodyText == "ok\n", "\(proxied.stderr)")
+    }
+
+    @Test func aDNSNameAsHostIsRefusedIPsAndLocalhostAreNot() throws {
+        let proxy = try ProxyProcess.launch()
+        defer { proxy.stop() }
+        let base = "http://127.0.0.1:\(proxy.adminPort)"
+        let rebound = try Curl.fetch("\(base)/stats", proxy: nil, extra: ["-H", "Host: rebind.example:\(proxy.adminPort)"])
+        #expect(rebound.status == 403)
+        #expect(rebound.bodyText.contains("DNS rebinding"))
+        for host in ["localhost:\(proxy.adminPort)", "LOCALHOST.", "127.0.0.1", "[::1]:\(proxy.adminPort)", "10.0.0.1:8081"] {
+            let response = try Curl.fetch("\(base)/stats", proxy: nil, extra: ["-H", "Host: \(host)"])
+            #expect(response.status == 200, "Host: \(host)")
+        }
     }
 
     @Test func crossSiteChangesAreRefusedSameOriginAndToolsAreNot() throws {

@@ -199,6 +199,39 @@ import Testing
         #expect(record.user == "alice")
     }
 
+    @Test func aMalformedBodyDuringTheCheckIsAnsweredAtOnceAndTheVerdictIgnored() {
+        var m = machine(auth: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        let post = head(.POST, "http://a.test/p", [("Proxy-Authorization", Self.aliceField), ("Transfer-Encoding", "chunked")])
+        #expect(m.requestPart(.head(post), now: at(1), draining: false) == .authenticate(credentials()))
+        _ = m.requestPart(.body(ByteBuffer(string: "hello")), now: at(1), draining: false)
+        guard case .respondWithError(let error, _, let closeUpstream) = m.parseError(.invalidChunkSize, requestLineLength: 0, now: at(1)) else {
+            Issue.record("expected an immediate 400")
+            return
+        }
+        #expect(error.status == .badRequest && !closeUpstream)
+        #expect(m.credentialsChecked(.allowed(user: "alice"), now: at(2), draining: false) == .none, "nothing is dialed afterwards")
+        #expect(m.nextQueuedPart() == nil)
+    }
+
+    @Test func bodyBeyondTheBoundDuringTheCheckIsRefusedNotDropped() {
+        var m = machine(auth: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        let post = head(.POST, "http://a.test/p", [("Proxy-Authorization", Self.aliceField), ("Content-Length", "2000000")])
+        _ = m.requestPart(.head(post), now: at(1), draining: false)
+        let chunk = ByteBuffer(repeating: 0x61, count: 64 * 1024)
+        var answer = ClientConnectionAction.none
+        for _ in 0..<(Machine.maxQueuedBodyBytes / chunk.readableBytes + 1) {
+            answer = m.requestPart(.body(chunk), now: at(1), draining: false)
+        }
+        guard case .respondWithError(let error, _, _) = answer else {
+            Issue.record("expected 503 once the bound is passed")
+            return
+        }
+        #expect(error.status == .serviceUnavailable)
+        #expect(m.credentialsChecked(.allowed(user: "alice"), now: at(2), draining: false) == .none)
+    }
+
     @Test func tooManyChecksIs503AndCloses() {
         var m = machine(auth: true)
         _ = m.activated(now: Self.t0, draining: false)

@@ -22,6 +22,8 @@ public final class StaticListProvider: HTTPDNSProvider, Service {
     private let pinnedAddresses: [String]
     private let logger: Logger
     private let document = NIOLockedValueBox<StaticListDocument?>(nil)
+    /// Opens when the first load attempt ends; an early resolve waits for it (up to `timeout`).
+    private let firstLoad = FirstLoadGate()
 
     public init(
         source: Source,
@@ -41,8 +43,12 @@ public final class StaticListProvider: HTTPDNSProvider, Service {
         self.logger = logger
     }
 
+    /// Resolves waiting for the first load (tests line up on it).
+    var firstLoadWaiters: Int { firstLoad.waiterCount }
+
     /// Loads the list now; throws when it cannot be fetched or parsed (the previous list stays).
     public func reload() async throws(ResolveFailure) {
+        defer { firstLoad.open() }
         let bytes: [UInt8]
         switch source {
         case .file(let path):
@@ -89,6 +95,7 @@ public final class StaticListProvider: HTTPDNSProvider, Service {
     }
 
     public func resolve(_ host: String, families: AddressFamilies) async throws(ResolveFailure) -> ResolvedAnswer {
+        if !firstLoad.isOpen { await firstLoad.wait(atMost: timeout) }
         guard let document = document.withLockedValue({ $0 }) else {
             throw ResolveFailure(kind: .network, message: "static list not loaded yet", negativeTTL: nil)
         }

@@ -8,11 +8,14 @@ import Synchronization
 /// Checks Basic proxy credentials against `--proxy-auth` users and htpasswd files.
 ///
 /// A hash costs tens of milliseconds (bcrypt), so it is computed on a small thread pool, never on
-/// an event loop, and each verdict is cached under a SHA-256 digest of the field value: a client
-/// pays the hash once per credential, not per request. The cache is bounded: verified credentials
-/// up to `cacheCapacity` (only correct passwords can fill it), refused ones up to the same number
-/// (then that half is emptied). At most `maxPendingVerifications` hashes wait at once; beyond,
-/// requests are answered 503 instead of queueing CPU work without bound.
+/// an event loop, and each verdict is cached under a SHA-256 digest of the decoded user and
+/// password (not of the field, which has many spellings: scheme case, spaces): a client pays the
+/// hash once per credential, not per request. The cache is bounded: verified and refused
+/// credentials up to `cacheCapacity` each, a full half emptied at once (a valid user can still
+/// make distinct valid passwords — bcrypt ignores bytes past the 72nd — but only thrash, never
+/// grow, the cache). An unknown user costs a hash too (against another user's hash), so timing
+/// does not tell which user names exist. At most `maxPendingVerifications` hashes wait at once;
+/// beyond, requests are answered 503 instead of queueing CPU work without bound.
 final class ProxyAuthenticator: Sendable {
     enum Verdict: Sendable, Equatable {
         case allowed(user: String)
@@ -38,6 +41,8 @@ final class ProxyAuthenticator: Sendable {
 
     let realm: String
     private let users: [String: Secret]
+    /// Hashed for unknown users, so they take as long as known ones (nil: no hashed users).
+    private let dummyHash: PasswordHash?
     private let cache = NIOLockedValueBox(Cache())
     private let pending = Atomic<Int>(0)
     private let threadPool: NIOThreadPool
@@ -72,6 +77,10 @@ final class ProxyAuthenticator: Sendable {
         self.realm = realm
         self.users = users
         self.threadPool = threadPool
+        self.dummyHash = users.values.lazy.compactMap { secret -> PasswordHash? in
+            if case .hash(let hash) = secret { return hash }
+            return nil
+        }.first
     }
 
     /// The `Proxy-Authenticate` challenge.
@@ -92,6 +101,7 @@ final class ProxyAuthenticator: Sendable {
         if let cached { return count(cached) }
         switch users[credentials.user] {
         case nil:
+            if dummyHash != nil { return nil }
             return count(remember(.denied(user: credentials.user, reason: "unknown user"), key: key))
         case .plain(let digest):
             let matches = ConstantTime.equal(Self.digest(credentials.password), digest)
@@ -103,8 +113,12 @@ final class ProxyAuthenticator: Sendable {
 
     /// Hashes on the thread pool; the verdict arrives on `eventLoop`.
     func verify(_ credentials: ProxyCredentials, on eventLoop: any EventLoop) -> EventLoopFuture<Verdict> {
-        guard case .hash(let hash) = users[credentials.user] else {
-            return eventLoop.makeSucceededFuture(verdictWithoutHashing(credentials) ?? .busy)
+        let hash: PasswordHash
+        let known: Bool
+        switch users[credentials.user] {
+        case .hash(let stored): (hash, known) = (stored, true)
+        case nil where dummyHash != nil: (hash, known) = (dummyHash!, false)
+        default: return eventLoop.makeSucceededFuture(verdictWithoutHashing(credentials) ?? .busy)
         }
         guard pending.wrappingAdd(1, ordering: .relaxed).newValue <= Self.maxPendingVerifications else {
             pending.wrappingSubtract(1, ordering: .relaxed)
@@ -112,8 +126,9 @@ final class ProxyAuthenticator: Sendable {
         }
         let key = Self.cacheKey(credentials)
         return threadPool.runIfActive(eventLoop: eventLoop) { () -> Verdict in
-            hash.verify(credentials.password)
-                ? .allowed(user: credentials.user) : .denied(user: credentials.user, reason: "wrong password")
+            let matches = hash.verify(credentials.password)
+            guard known else { return .denied(user: credentials.user, reason: "unknown user") }
+            return matches ? .allowed(user: credentials.user) : .denied(user: credentials.user, reason: "wrong password")
         }.always { _ in
             self.pending.wrappingSubtract(1, ordering: .relaxed)
         }.map { verdict in
@@ -127,7 +142,8 @@ final class ProxyAuthenticator: Sendable {
         cache.withLockedValue { cache in
             switch verdict {
             case .allowed(let user):
-                if cache.allowed.count < Self.cacheCapacity { cache.allowed[key] = user }
+                if cache.allowed.count >= Self.cacheCapacity { cache.allowed.removeAll(keepingCapacity: true) }
+                cache.allowed[key] = user
             case .denied:
                 if cache.denied.count >= Self.cacheCapacity { cache.denied.removeAll(keepingCapacity: true) }
                 cache.denied[key] = verdict
@@ -146,8 +162,10 @@ final class ProxyAuthenticator: Sendable {
         return verdict
     }
 
+    /// The decoded user and password (NUL-separated; neither contains one), digested.
     private static func cacheKey(_ credentials: ProxyCredentials) -> String {
-        Digest.sha256Hex(credentials.fieldValue) ?? credentials.fieldValue
+        let text = credentials.user + "\u{0}" + credentials.password
+        return Digest.sha256Hex(text) ?? text
     }
 
     private static func digest(_ text: String) -> [UInt8] {

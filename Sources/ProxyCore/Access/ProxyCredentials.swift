@@ -4,8 +4,6 @@ import NIOHTTP1
 struct ProxyCredentials: Sendable, Equatable {
     let user: String
     let password: String
-    /// The field value as sent: the verification cache's key (through a digest).
-    let fieldValue: String
 
     enum Parsed: Equatable {
         case missing
@@ -33,8 +31,12 @@ struct ProxyCredentials: Sendable, Equatable {
         guard let colon = text.firstIndex(of: ":") else {
             return .malformed("the Basic credentials have no ':' between user and password")
         }
+        // crypt_r reads a C string: a NUL would end the password early (many spellings, one hash).
+        guard !text.utf8.contains(0) else {
+            return .malformed("the Basic credentials contain a NUL byte")
+        }
         return .basic(
-            ProxyCredentials(user: String(text[..<colon]), password: String(text[text.index(after: colon)...]), fieldValue: value)
+            ProxyCredentials(user: String(text[..<colon]), password: String(text[text.index(after: colon)...]))
         )
     }
 }

@@ -55,12 +55,30 @@ public final class AdminServer: Service, Sendable {
         )
     }
 
-    /// Why a client may not use the admin listener (outside `allowed`), or nil.
+    /// Why a client may not use the admin listener (outside `allowed`), or nil. Loopback is always
+    /// allowed: `httpdns-proxy healthcheck` and local tools probe from it.
     static func refusal(of remote: SocketAddress?, allowed: [CIDR]?) -> String? {
         guard let allowed, let remote, let address = IPAddress(remote) else { return nil }
         let client = address.unmappedIPv4 ?? address
-        guard !allowed.contains(where: { $0.contains(client) }) else { return nil }
+        guard !allowed.contains(where: { $0.contains(client) }), !Self.loopback.contains(where: { $0.contains(client) }) else { return nil }
         return "client \(client) is not allowed to use the admin listener (see --allow-client)"
+    }
+
+    private static let loopback = [CIDR("127.0.0.0/8")!, CIDR("::1/128")!]
+
+    /// A `Host` the admin listener answers to: an IP literal or `localhost`, with any port. A DNS
+    /// name could be an attacker's, rebound to this address so that a browser page reads the
+    /// listener as its own origin (DNS rebinding).
+    static func isAcceptableHost(_ host: String?) -> Bool {
+        guard let host, !host.isEmpty else { return true }  // HTTP/1.0 without Host: not a browser
+        var name = Substring(host)
+        if name.hasPrefix("[") {
+            guard let close = name.firstIndex(of: "]") else { return false }
+            return IPAddress(String(name[name.index(after: name.startIndex)..<close])) != nil
+        }
+        if let colon = name.lastIndex(of: ":") { name = name[..<colon] }
+        while name.hasSuffix(".") { name = name.dropLast() }
+        return name.lowercased() == "localhost" || IPAddress(String(name)) != nil
     }
 
     public func run() async throws {
@@ -255,8 +273,15 @@ final class AdminHandler: ChannelInboundHandler {
             var query: [String: String] = [:]
             for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
             let path = components?.path ?? head.uri
-            if let refusal {
+            // Liveness is no secret: probes from a node (Kubernetes) need not be in the ACL.
+            if let refusal, path != "/healthz" {
                 write(.text(.forbidden, refusal), for: head, close: true, context: context)
+                return
+            }
+            guard AdminServer.isAcceptableHost(head.headers.first(name: "host")) else {
+                write(
+                    .text(.forbidden, "the admin listener answers only to an IP address or localhost as Host (a guard against DNS rebinding)"),
+                    for: head, close: true, context: context)
                 return
             }
             // A browser adds Origin to cross-site POST/DELETE: a page elsewhere must not purge the

@@ -84,6 +84,8 @@ public final class ProxyMetrics: Sendable {
 
     /// A finished request or tunnel, from its access-log record.
     func finished(_ record: AccessLogRecord) {
+        // A connection refused at accept was no request: `rejected` counted it.
+        if let reason = record.errorReason, Self.rejectionReasons.contains(reason) { return }
         let kind: RequestKind
         switch record.kind {
         case .tunnel: kind = record.method == "CONNECT" ? .connect : .upgrade

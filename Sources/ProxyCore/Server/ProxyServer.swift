@@ -182,7 +182,7 @@ public final class ProxyServer: Service, Sendable {
         let acceptErrorLog = self.acceptErrorLog
         let refusalLog = self.refusalLog
         let metrics = env.metrics
-        let serverChannel = try await ServerBootstrap(group: group)
+        let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
@@ -227,8 +227,13 @@ public final class ProxyServer: Service, Sendable {
                     try Self.configureClientPipeline(channel, env: env, admission: verdict)
                 }
             }
-            .bind(host: configuration.listen.host, port: configuration.listen.port)
-            .get()
+        let serverChannel: any Channel
+        do {
+            serverChannel = try await bootstrap.bind(host: configuration.listen.host, port: configuration.listen.port).get()
+        } catch {
+            try? await authThreads?.shutdownGracefully()
+            throw error
+        }
 
         if let address = serverChannel.localAddress {
             ownListeners.add(address)

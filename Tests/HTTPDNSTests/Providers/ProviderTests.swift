@@ -1,6 +1,6 @@
 import CurlTransport
 import Foundation
-import HTTPDNS
+@testable import HTTPDNS
 import HTTPDNSTestSupport
 import Logging
 import Testing
@@ -190,6 +190,32 @@ import Testing
         } catch {
             #expect(error.kind == .noData)
         }
+    }
+
+    @Test func aResolveBeforeTheFirstLoadWaitsForIt() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("static-\(UUID().uuidString).json").path
+        try #"{"enable":1,"domainlist":[{"domain":"early.test","ips":["127.0.0.12"]}]}"#.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        // A long limit: the resolve must return because the load happened, not because time passed.
+        let provider = StaticListProvider(
+            source: .file(path), refresh: .seconds(300), transport: transport, timeout: .seconds(600), caFile: nil, logger: Logger(label: "test")
+        )
+        async let early = provider.resolve("early.test", families: .both)
+        // Load only once the resolve is waiting (without the gate it would have failed at once).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while provider.firstLoadWaiters == 0 && ContinuousClock.now < deadline { await Task.yield() }
+        #expect(provider.firstLoadWaiters == 1, "the early resolve did not wait for the first load")
+        try await provider.reload()
+        #expect(try await early.ipv4 == ["127.0.0.12"])
+        // A failed first load opens the gate too: callers get the error, not a wait.
+        let broken = StaticListProvider(
+            source: .file(path + ".missing"), refresh: .seconds(300), transport: transport, timeout: .seconds(600), caFile: nil,
+            logger: Logger(label: "test")
+        )
+        await #expect(throws: ResolveFailure.self) { try await broken.reload() }
+        await #expect(throws: ResolveFailure.self) { try await broken.resolve("early.test", families: .both) }
     }
 
     @Test func failsOverToTheNextServerOn5xx() async throws {

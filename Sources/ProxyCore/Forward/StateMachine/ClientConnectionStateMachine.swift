@@ -239,7 +239,18 @@ struct ClientConnectionStateMachine {
         case .exchange where current?.requestComplete == true:
             enqueue(part)
             return .none
-        case .idle where !queued.isEmpty, .discardingRefusedRequest where !queued.isEmpty, .authenticating:
+        case .authenticating:
+            // The parts of the request being checked wait here; nothing more is read meanwhile,
+            // so this holds at most one read event. Past the bound the request is refused (its
+            // own parts must never be dropped from the queue).
+            if case .body(let buffer) = part, queuedBodyBytes + buffer.readableBytes > Self.maxQueuedBodyBytes {
+                return failConnection(
+                    ProxyError(.overloaded, "more than \(Self.maxQueuedBodyBytes) body bytes arrived before the credentials were checked"),
+                    now: now)
+            }
+            enqueue(part)
+            return .none
+        case .idle where !queued.isEmpty, .discardingRefusedRequest where !queued.isEmpty:
             enqueue(part)
             return .none
         case .idle, .exchange, .discardingRefusedRequest:
@@ -521,10 +532,9 @@ struct ClientConnectionStateMachine {
         let proxyError = RequestParseFailure.proxyError(for: error, requestLineLength: requestLineLength)
         switch state {
         case .authenticating:
-            // The request being checked is served or refused, then the connection ends: the
-            // decoder takes no more bytes.
-            closeAfterExchange = true
-            return .none
+            // The request being checked is malformed (e.g. a bad chunk after its head): answer
+            // now; the verdict that comes later finds the connection closing.
+            return failConnection(proxyError, now: now)
         case .closing, .closed, .switchingProtocols, .connectingTunnel:
             // Already answered (or past HTTP): bytes after a rejected request get no second answer.
             return .none

@@ -98,6 +98,7 @@ let package = Package(
                 "HTTPDNS",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 "ProxyConfig",
                 "CCurl",
                 "COpenSSL",

@@ -84,3 +84,18 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
         Mirror(self, children: displayFields.map { (label: $0.name, value: $0.value as Any) }, displayStyle: .struct)
     }
 }
+
+extension ProxyConfiguration {
+    /// The names of the fields (as in `description`) whose values differ from `other`'s. Secrets
+    /// are compared by value, not by their redacted text.
+    public func differingFields(from other: ProxyConfiguration) -> [String] {
+        var names: [String] = []
+        for (mine, theirs) in zip(displayFields, other.displayFields) where mine.value != theirs.value {
+            names.append(mine.name)
+        }
+        if secret != other.secret, !names.contains("secret") { names.append("secret") }
+        if dohSignature != other.dohSignature, !names.contains("dohSignature") { names.append("dohSignature") }
+        if proxyAuth != other.proxyAuth, !names.contains("proxyAuth") { names.append("proxyAuth") }
+        return names
+    }
+}

@@ -55,6 +55,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // The group shuts services down in reverse order: the proxy drains first while the admin
         // listener still answers /healthz (with 503 "draining") and the resolver keeps answering.
+        let reloader = ConfigurationReloader(
+            options: options, configuration: configuration, proxy: proxy, metrics: metrics?.proxy, logger: logger)
         var metricsText: (@Sendable () -> String)? = nil
         if let metrics {
             let caching = resolvers.caching
@@ -71,11 +73,13 @@ struct ServeCommand: AsyncParsableCommand {
                     metricsText: metricsText,
                     pac: proxy.pacSettings,
                     retirePooled: { host, eventLoop in proxy.retirePooledConnections(host: host, on: eventLoop) },
-                    allowedClients: configuration.allowClients
+                    allowedClients: { proxy.allowedClients },
+                    reload: { let outcome = reloader.reload(trigger: "POST /reload"); return (outcome.ok, outcome.message) }
                 )
             )
         }
         services.append(proxy)
+        services.append(ReloadOnSIGHUP(reloader: reloader))
         logger.info(
             "starting",
             metadata: [

@@ -25,19 +25,31 @@ final class ClientAdmission: Sendable {
     private struct Counts {
         var total = 0
         var perClient: [IPAddress: Int] = [:]
+        var allowedBlocks: [CIDR]
+        var maxConnections: Int
+        var maxConnectionsPerClient: Int
     }
 
-    let allowedBlocks: [CIDR]
-    let maxConnections: Int
-    let maxConnectionsPerClient: Int
-    private let counts = NIOLockedValueBox(Counts())
+    private let counts: NIOLockedValueBox<Counts>
+    var allowedBlocks: [CIDR] { counts.withLockedValue { $0.allowedBlocks } }
+    var maxConnections: Int { counts.withLockedValue { $0.maxConnections } }
+    var maxConnectionsPerClient: Int { counts.withLockedValue { $0.maxConnectionsPerClient } }
     private let deniedCount = Atomic<Int>(0)
     private let overLimitCount = Atomic<Int>(0)
 
     init(allowedBlocks: [CIDR], maxConnections: Int, maxConnectionsPerClient: Int) {
-        self.allowedBlocks = allowedBlocks
-        self.maxConnections = maxConnections
-        self.maxConnectionsPerClient = maxConnectionsPerClient
+        counts = NIOLockedValueBox(
+            Counts(allowedBlocks: allowedBlocks, maxConnections: maxConnections, maxConnectionsPerClient: maxConnectionsPerClient))
+    }
+
+    /// A reload: new connections are judged by these; open ones keep their place (a lowered limit
+    /// refuses new connections until enough have closed).
+    func update(allowedBlocks: [CIDR], maxConnections: Int, maxConnectionsPerClient: Int) {
+        counts.withLockedValue {
+            $0.allowedBlocks = allowedBlocks
+            $0.maxConnections = maxConnections
+            $0.maxConnectionsPerClient = maxConnectionsPerClient
+        }
     }
 
     /// Connections refused by the client ACL, and by the limits, since start.
@@ -54,16 +66,15 @@ final class ClientAdmission: Sendable {
             return (.admitted, nil)
         }
         let client = address.unmappedIPv4 ?? address
-        guard allowedBlocks.contains(where: { $0.contains(client) }) else {
-            deniedCount.wrappingAdd(1, ordering: .relaxed)
-            return (.notAllowed(.clientNotAllowed(client)), nil)
-        }
         let refusal: ProxyError? = counts.withLockedValue { counts in
-            if counts.total >= maxConnections {
+            guard counts.allowedBlocks.contains(where: { $0.contains(client) }) else {
+                return .clientNotAllowed(client)
+            }
+            if counts.total >= counts.maxConnections {
                 return .tooManyConnections("the proxy has \(counts.total) open connections, its limit (--max-connections)")
             }
             let fromClient = counts.perClient[client, default: 0]
-            if fromClient >= maxConnectionsPerClient {
+            if fromClient >= counts.maxConnectionsPerClient {
                 return .tooManyConnections("\(client) has \(fromClient) open connections, the limit per client (--max-connections-per-client)")
             }
             counts.total += 1
@@ -71,6 +82,10 @@ final class ClientAdmission: Sendable {
             return nil
         }
         if let refusal {
+            if refusal.kind == .clientNotAllowed {
+                deniedCount.wrappingAdd(1, ordering: .relaxed)
+                return (.notAllowed(refusal), nil)
+            }
             overLimitCount.wrappingAdd(1, ordering: .relaxed)
             return (.overLimit(refusal), nil)
         }

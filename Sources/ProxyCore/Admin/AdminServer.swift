@@ -19,8 +19,8 @@ public final class AdminServer: Service, Sendable {
     private let headerTimeout: TimeAmount
     private let ownListeners: OwnListeners?
     private let connections: AdminConnectionLimit
-    /// Clients allowed to use the admin listener (the proxy's `--allow-client`); nil: any.
-    private let allowedClients: [CIDR]?
+    /// Clients allowed to use the admin listener (the proxy's `--allow-client`, as reloaded); nil: any.
+    private let allowedClients: (@Sendable () -> [CIDR])?
 
     /// Admin connections open at once; more are closed at accept.
     public static let maxConnections = 64
@@ -39,7 +39,8 @@ public final class AdminServer: Service, Sendable {
         metricsText: (@Sendable () -> String)? = nil,
         pac: PACSettings? = nil,
         retirePooled: RetirePooledConnections? = nil,
-        allowedClients: [CIDR]? = nil
+        allowedClients: (@Sendable () -> [CIDR])? = nil,
+        reload: (@Sendable () -> (ok: Bool, message: String))? = nil
     ) {
         self.allowedClients = allowedClients
         self.headerTimeout = headerTimeout
@@ -51,7 +52,7 @@ public final class AdminServer: Service, Sendable {
         self.logger = logger
         self.routes = AdminRoutes(
             resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining, access: access, metricsText: metricsText,
-            pac: pac, retirePooled: retirePooled
+            pac: pac, retirePooled: retirePooled, reload: reload
         )
     }
 
@@ -93,7 +94,7 @@ public final class AdminServer: Service, Sendable {
                     return channel.close()
                 }
                 channel.closeFuture.whenComplete { _ in connections.closed() }
-                let refusal = Self.refusal(of: channel.remoteAddress, allowed: allowedClients)
+                let refusal = Self.refusal(of: channel.remoteAddress, allowed: allowedClients?())
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
@@ -139,6 +140,8 @@ struct AdminRoutes: Sendable {
     var metricsText: (@Sendable () -> String)? = nil
     var pac: PACSettings? = nil
     var retirePooled: RetirePooledConnections? = nil
+    /// `POST /reload` (nil: not offered).
+    var reload: (@Sendable () -> (ok: Bool, message: String))? = nil
 
     func respond(
         method: HTTPMethod, path: String, query: [String: String], requestHost: String? = nil, on eventLoop: any EventLoop
@@ -150,6 +153,10 @@ struct AdminRoutes: Sendable {
             return eventLoop.makeSucceededFuture(pacFile(requestHost: requestHost))
         case (.GET, "/healthz"), (.HEAD, "/healthz"):
             return eventLoop.makeSucceededFuture(isDraining() ? .text(.serviceUnavailable, "draining") : .text(.ok, "ok"))
+        case (.POST, "/reload"):
+            guard let reload else { return eventLoop.makeSucceededFuture(.text(.notFound, "reload is not available here")) }
+            let outcome = reload()
+            return eventLoop.makeSucceededFuture(.text(outcome.ok ? .ok : .unprocessableEntity, outcome.message))
         case (.GET, "/metrics"):
             guard let metricsText else {
                 return eventLoop.makeSucceededFuture(.text(.notFound, "metrics are off (--metrics false)"))
@@ -190,7 +197,7 @@ struct AdminRoutes: Sendable {
             }.recover { error in
                 .text(.badGateway, "\(host): \(error)")
             }
-        case (_, "/healthz"), (_, "/stats"), (_, "/resolve"), (_, "/health/ips"), (_, "/metrics"), (_, "/"), (_, "/proxy.pac"):
+        case (_, "/healthz"), (_, "/stats"), (_, "/resolve"), (_, "/health/ips"), (_, "/metrics"), (_, "/"), (_, "/proxy.pac"), (_, "/reload"):
             return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET"))
         case (_, "/cache"):
             return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET, or DELETE /cache?host=NAME to purge"))

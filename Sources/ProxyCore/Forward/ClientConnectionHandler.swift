@@ -31,6 +31,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var lastResponseWrite: EventLoopFuture<Void>?
     /// The CONNECT target's channel, between its connect and the switch.
     var tunnelChannel: (any Channel)?
+    /// The environment's settings generation the machine was last given.
+    private var settingsGeneration: Int
 
     init(
         env: ProxyEnvironment,
@@ -45,13 +47,25 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         self.codec = codec
         self.admission = admission
         self.logger = env.logger
+        let (live, generation) = env.current()
+        self.settingsGeneration = generation
         self.machine = ClientConnectionStateMachine(
             settings: .init(
-                configuration: env.configuration, via: env.via, client: "?", recordsEnabled: env.recordsEnabled,
-                requiresAuthentication: env.authenticator != nil, logsPaths: env.accessLog.isEnabled
+                configuration: live.configuration, via: env.via, client: "?", recordsEnabled: env.recordsEnabled,
+                requiresAuthentication: live.authenticator != nil, logsPaths: env.accessLog.isEnabled
             ),
             now: .now()
         )
+    }
+
+    /// Hands a reloaded configuration to the machine before a new request starts (the machine
+    /// takes it only between requests).
+    private func takeReloadedSettings() {
+        guard env.generation != settingsGeneration else { return }
+        let (live, generation) = env.current()
+        if machine.reloaded(configuration: live.configuration, requiresAuthentication: live.authenticator != nil) {
+            settingsGeneration = generation
+        }
     }
 
     /// The loop's clock (virtual on an EmbeddedEventLoop); the pool belongs to this channel's loop.
@@ -118,7 +132,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             machine.rawBytes(data)
             return
         }
-        run(machine.requestPart(unwrapInboundIn(data), now: now, draining: env.isDraining))
+        let part = unwrapInboundIn(data)
+        if case .head = part { takeReloadedSettings() }
+        run(machine.requestPart(part, now: now, draining: env.isDraining))
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -247,6 +263,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Serves the parts read ahead that may be handled now, in order.
     private func drainQueue() {
         while let part = machine.nextQueuedPart() {
+            if case .head = part { takeReloadedSettings() }
             run(machine.handleQueued(part, now: now, draining: env.isDraining))
         }
         run(machine.queueDrained(now: now))

@@ -1,16 +1,24 @@
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import ProxyConfig
 import Synchronization
 
 /// Everything a client connection needs, shared by all connections of one server.
 final class ProxyEnvironment: Sendable {
-    let configuration: ProxyConfiguration
+    /// What a configuration reload changes for new requests: swapped whole, with a generation a
+    /// connection compares (one atomic load) before it starts a request.
+    struct Live: Sendable {
+        var configuration: ProxyConfiguration
+        /// Checks Basic proxy credentials; nil when `--proxy-auth` is not set.
+        var authenticator: ProxyAuthenticator?
+    }
+
+    private let live: NIOLockedValueBox<Live>
+    private let liveGeneration = Atomic<Int>(0)
     let connector: any UpstreamConnecting
     let accessLog: AccessLogWriter
     let logger: Logger
-    /// Checks Basic proxy credentials; nil when `--proxy-auth` is not set.
-    let authenticator: ProxyAuthenticator?
     /// Prometheus metrics; nil when off.
     let metrics: ProxyMetrics?
     /// The `Via` value added to forwarded messages (from `--via`).
@@ -29,9 +37,8 @@ final class ProxyEnvironment: Sendable {
         authenticator: ProxyAuthenticator? = nil,
         metrics: ProxyMetrics? = nil
     ) {
-        self.authenticator = authenticator
+        self.live = NIOLockedValueBox(Live(configuration: configuration, authenticator: authenticator))
         self.metrics = metrics
-        self.configuration = configuration
         self.connector = connector
         self.accessLog = accessLog
         self.logger = logger
@@ -45,6 +52,25 @@ final class ProxyEnvironment: Sendable {
             )
         }
         self.pools = pools
+    }
+
+    /// The configuration in force now (a reload replaces it for new requests).
+    var configuration: ProxyConfiguration { live.withLockedValue { $0.configuration } }
+    var authenticator: ProxyAuthenticator? { live.withLockedValue { $0.authenticator } }
+    /// Changes with every reload.
+    var generation: Int { liveGeneration.load(ordering: .acquiring) }
+
+    /// The settings in force and their generation.
+    func current() -> (live: Live, generation: Int) {
+        live.withLockedValue { ($0, liveGeneration.load(ordering: .relaxed)) }
+    }
+
+    /// A reload: new requests use `new`; exchanges under way and open tunnels carry on.
+    func update(_ new: Live) {
+        live.withLockedValue {
+            $0 = new
+            liveGeneration.wrappingAdd(1, ordering: .releasing)
+        }
     }
 
     func pool(for eventLoop: any EventLoop) -> UpstreamPool {

@@ -23,8 +23,12 @@ public final class ProxyServer: Service, Sendable {
     private let tracker = ChannelTracker()
     /// Client ACL and connection limits, decided at accept.
     let admission: ClientAdmission
-    /// Hashes proxy credentials off the event loops (started only with `--proxy-auth`).
-    private let authThreads: NIOThreadPool?
+    /// Hashes proxy credentials off the event loops.
+    let authThreads: NIOThreadPool
+    /// Dials origins; a reload changes its policy, timeout and TLS context.
+    let connector: UpstreamConnector
+    /// The open-file limit the default connection limit is derived from.
+    let openFileLimit: Int
     private let acceptErrorLog: LogRateLimiter
     private let refusalLog: LogRateLimiter
     private let logger: Logger
@@ -60,20 +64,15 @@ public final class ProxyServer: Service, Sendable {
             throw .tls(error)
         }
         // Credentials are checked before anything else runs: a broken htpasswd file stops the start.
-        var authThreads: NIOThreadPool? = nil
+        // The hashing threads exist even without --proxy-auth, since a reload may turn it on.
+        let authThreads = NIOThreadPool(numberOfThreads: max(1, System.coreCount / 2))
         let authenticator: ProxyAuthenticator?
-        if configuration.proxyAuth.isEmpty {
-            authenticator = nil
-        } else {
-            let threads = NIOThreadPool(numberOfThreads: max(1, System.coreCount / 2))
-            do {
-                authenticator = try ProxyAuthenticator.make(configuration, threadPool: threads)
-            } catch {
-                throw .proxyAuth(error.description)
-            }
-            threads.start()
-            authThreads = threads
+        do {
+            authenticator = try ProxyAuthenticator.make(configuration, threadPool: authThreads)
+        } catch {
+            throw .proxyAuth(error.description)
         }
+        authThreads.start()
         self.authThreads = authThreads
         self.admission = ClientAdmission(
             allowedBlocks: configuration.allowClients,
@@ -82,6 +81,7 @@ public final class ProxyServer: Service, Sendable {
         )
         self.acceptErrorLog = LogRateLimiter()
         self.refusalLog = LogRateLimiter()
+        self.openFileLimit = openFileLimit
         let connector = UpstreamConnector(
             resolver: resolver,
             policy: configuration.destinationPolicy,
@@ -91,6 +91,7 @@ public final class ProxyServer: Service, Sendable {
             ownListeners: ownListeners,
             metrics: metrics
         )
+        self.connector = connector
         self.env = ProxyEnvironment(
             configuration: configuration,
             connector: connector,
@@ -231,7 +232,7 @@ public final class ProxyServer: Service, Sendable {
         do {
             serverChannel = try await bootstrap.bind(host: configuration.listen.host, port: configuration.listen.port).get()
         } catch {
-            try? await authThreads?.shutdownGracefully()
+            try? await authThreads.shutdownGracefully()
             throw error
         }
 
@@ -258,7 +259,7 @@ public final class ProxyServer: Service, Sendable {
         for pool in env.allPools {
             try? await pool.eventLoop.submit { pool.closeAll() }.get()
         }
-        try? await authThreads?.shutdownGracefully()
+        try? await authThreads.shutdownGracefully()
         logger.info("proxy stopped")
     }
 }

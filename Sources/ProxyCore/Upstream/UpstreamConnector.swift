@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import OpenSSLTLS
@@ -26,11 +27,19 @@ public struct ConnectedUpstream: Sendable {
 /// an HTTPDNS answer failed, the resolver's fallback (system DNS) supplies the addresses not tried
 /// yet, which go through the policy too.
 public final class UpstreamConnector: Sendable {
+    /// What a configuration reload may change: read at each use, swapped whole.
+    struct Reloadable: Sendable {
+        var policy: DestinationPolicy
+        var connectTimeout: TimeAmount
+        /// Shared by every TLS connection (trust, ALPN, session cache); nil: TLS origination is off.
+        var tlsContext: TLSClientContext?
+    }
+
     let resolver: any UpstreamResolver
-    let policy: DestinationPolicy
-    let connectTimeout: TimeAmount
-    /// Shared by every TLS connection (trust, ALPN, session cache); nil: TLS origination is off.
-    let tlsContext: TLSClientContext?
+    private let reloadable: NIOLockedValueBox<Reloadable>
+    var policy: DestinationPolicy { reloadable.withLockedValue { $0.policy } }
+    var connectTimeout: TimeAmount { reloadable.withLockedValue { $0.connectTimeout } }
+    var tlsContext: TLSClientContext? { reloadable.withLockedValue { $0.tlsContext } }
     /// Per-endpoint health shared by every connection; nil: addresses are dialed in resolver order.
     public let health: IPHealthRegistry?
     /// This process's own listeners: never dialed.
@@ -50,10 +59,13 @@ public final class UpstreamConnector: Sendable {
         self.ownListeners = ownListeners
         self.metrics = metrics
         self.resolver = resolver
-        self.policy = policy
-        self.connectTimeout = connectTimeout
-        self.tlsContext = tlsContext
+        self.reloadable = NIOLockedValueBox(Reloadable(policy: policy, connectTimeout: connectTimeout, tlsContext: tlsContext))
         self.health = health
+    }
+
+    /// A reload: connects from now on use these; connections made stay as they are.
+    func update(_ settings: Reloadable) {
+        reloadable.withLockedValue { $0 = settings }
     }
 
     /// Connects to `host`:`port`. With `tls`, `OpenSSLClientHandler` goes first in the pipeline

@@ -99,6 +99,16 @@ struct ClientConnectionStateMachine {
         self.state = .idle(.nextRequest(now + settings.configuration.clientIdleTimeout))
     }
 
+    /// Between requests only: a reload's configuration applies from the next request on. A
+    /// credential verified under the old users is checked again.
+    mutating func reloaded(configuration: ProxyConfiguration, requiresAuthentication: Bool) -> Bool {
+        guard case .idle = state else { return false }
+        settings.configuration = configuration
+        settings.requiresAuthentication = requiresAuthentication
+        verifiedCredentials = nil
+        return true
+    }
+
     // The configuration is read as `settings.configuration.field`: a stored-property path, not a
     // copy of the whole (large) struct per event.
 

@@ -1,0 +1,85 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import ProxyConfig
+import ProxyCore
+import ServiceLifecycle
+import UnixSignals
+
+/// SIGHUP and the admin `POST /reload`: read the configuration again (file, environment, the
+/// start's flags), apply what can change live, say what changed and what needs a restart. An
+/// invalid configuration changes nothing: the running one stays, the error is logged and counted.
+final class ConfigurationReloader: Sendable {
+    struct Outcome: Sendable {
+        var ok: Bool
+        var message: String
+    }
+
+    private let options: ServeOptions
+    private let startup: ProxyConfiguration
+    private let applied: NIOLockedValueBox<ProxyConfiguration>
+    private let proxy: ProxyServer
+    private let metrics: ProxyMetrics?
+    private let logger: Logger
+    /// One reload at a time (a signal and an admin request may race).
+    private let lock = NIOLock()
+
+    init(options: ServeOptions, configuration: ProxyConfiguration, proxy: ProxyServer, metrics: ProxyMetrics?, logger: Logger) {
+        self.options = options
+        self.startup = configuration
+        self.applied = NIOLockedValueBox(configuration)
+        self.proxy = proxy
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    func reload(trigger: String) -> Outcome {
+        lock.withLock {
+            let outcome = attempt()
+            metrics?.reloaded(ok: outcome.ok)
+            if outcome.ok {
+                logger.info("configuration reloaded", metadata: ["trigger": "\(trigger)", "result": "\(outcome.message)"])
+            } else {
+                logger.error("configuration reload failed; the running configuration stays", metadata: ["trigger": "\(trigger)", "error": "\(outcome.message)"])
+            }
+            return outcome
+        }
+    }
+
+    private func attempt() -> Outcome {
+        let new: ProxyConfiguration
+        do {
+            new = try ConfigurationLoader.load(flags: options, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            return Outcome(ok: false, message: "\(error)")
+        }
+        let previous = applied.withLockedValue { $0 }
+        do {
+            try proxy.reload(new)
+        } catch {
+            return Outcome(ok: false, message: "\(error)")
+        }
+        applied.withLockedValue { $0 = new }
+        let changed = new.differingFields(from: previous).filter { ProxyServer.reloadableFields.contains($0) }
+        let needRestart = new.differingFields(from: startup).filter { !ProxyServer.reloadableFields.contains($0) && $0 != "configFile" }
+        var lines: [String] = []
+        lines.append(changed.isEmpty ? "applied: nothing changed" : "applied to new requests: " + changed.joined(separator: ", "))
+        if !new.proxyAuth.isEmpty { lines.append("proxy-auth users and htpasswd files read again") }
+        if !needRestart.isEmpty { lines.append("needs a restart (not applied): " + needRestart.joined(separator: ", ")) }
+        return Outcome(ok: true, message: lines.joined(separator: "; "))
+    }
+}
+
+/// Reloads on SIGHUP until shutdown.
+struct ReloadOnSIGHUP: Service {
+    let reloader: ConfigurationReloader
+
+    func run() async throws {
+        let signals = await UnixSignalsSequence(trapping: .sighup)
+        await cancelWhenGracefulShutdown {
+            for await _ in signals {
+                _ = reloader.reload(trigger: "SIGHUP")
+            }
+        }
+    }
+}

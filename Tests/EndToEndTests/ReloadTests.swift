@@ -1,0 +1,99 @@
+import Foundation
+import Glibc
+import Testing
+
+/// SIGHUP and `POST /reload`: the configuration file and environment are read again and applied
+/// to new requests; open connections and tunnels carry on; an invalid file changes nothing.
+@Suite("Configuration reload", .timeLimit(.minutes(1)))
+struct ReloadTests {
+    static func write(_ yaml: String, to path: String) throws {
+        try yaml.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    static func reload(_ proxy: ProxyProcess) throws -> Curl.Response {
+        try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/reload", proxy: nil, extra: ["-X", "POST"])
+    }
+
+    @Test func newConnectionsFollowTheFileOpenOnesCarryOn() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let echo = try TCPEchoServer()
+        defer { echo.stop() }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("reload-\(UUID().uuidString).yaml").path
+        defer { unlink(file) }
+        try Self.write("allow-destination: [127.0.0.0/8]\nconnect-ports: [\(echo.port)]\n", to: file)
+        let proxy = try ProxyProcess.launch(["--config", file])
+        defer { proxy.stop() }
+
+        // A tunnel and a kept-alive connection, open across the reload.
+        let tunnel = try RawClient(port: proxy.port)
+        try tunnel.send("CONNECT \(echo.authority) HTTP/1.1\r\nHost: \(echo.authority)\r\n\r\n")
+        #expect(try tunnel.readHead().statusCode == 200)
+        let keeper = try RawClient(port: proxy.port)
+        let get = "GET \(origin.url("/hello")) HTTP/1.1\r\nHost: \(origin.authority)\r\n\r\n"
+        try keeper.send(get)
+        #expect(try keeper.readResponse().statusCode == 200)
+
+        try Self.write("allow-destination: [127.0.0.0/8]\nallow-client: [127.0.0.2/32]\nthreads: 3\n", to: file)
+        let answer = try Self.reload(proxy)
+        #expect(answer.status == 200, "\(answer.bodyText)")
+        #expect(answer.bodyText.contains("applied to new requests: connectPorts, allowClients"), "\(answer.bodyText)")
+        #expect(answer.bodyText.contains("needs a restart (not applied): threads"), "\(answer.bodyText)")
+
+        // New connections: the new ACL.
+        #expect(try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL).status == 403)
+        let allowed = try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL, extra: ["--interface", "127.0.0.2"])
+        #expect(allowed.status == 200, "\(allowed.stderr)")
+        // Open ones carry on: the tunnel still echoes, the kept-alive client is still served.
+        try tunnel.send("still here")
+        #expect(String(decoding: try tunnel.read(exactly: 10), as: UTF8.self) == "still here")
+        try keeper.send(get)
+        #expect(try keeper.readResponse().statusCode == 200)
+        // ... and its next CONNECT follows the reloaded ports (443 only now).
+        try keeper.send("CONNECT \(echo.authority) HTTP/1.1\r\nHost: \(echo.authority)\r\n\r\n")
+        #expect(try keeper.readResponse(requestMethod: "CONNECT").statusCode == 403)
+        let metrics = MetricsTests.samples(try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/metrics", proxy: nil).bodyText)
+        #expect(metrics["httpdns_proxy_config_reloads_total{result=\"ok\"}"] == 1)
+    }
+
+    @Test func anInvalidFileChangesNothingAndSIGHUPReloadsToo() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("reload-\(UUID().uuidString).yaml").path
+        defer { unlink(file) }
+        try Self.write("allow-destination: [127.0.0.0/8]\n", to: file)
+        let proxy = try ProxyProcess.launch(["--config", file])
+        defer { proxy.stop() }
+
+        try Self.write("allow-destination: [127.0.0.0/8\n", to: file)
+        let broken = try Self.reload(proxy)
+        #expect(broken.status == 422)
+        #expect(broken.bodyText.contains("not valid YAML"), "\(broken.bodyText)")
+        #expect(try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/healthz", proxy: nil).status == 200)
+        #expect(try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL).status == 200, "the running configuration stays")
+        let failed = proxy.waitForLog(where: { ($0["message"] as? String)?.hasPrefix("configuration reload failed") == true })
+        #expect((failed?["error"] as? String)?.contains("not valid YAML") == true)
+
+        // Credentials required from now on, by SIGHUP.
+        try Self.write("allow-destination: [127.0.0.0/8]\nproxy-auth: ['alice:pw1']\n", to: file)
+        proxy.signal(SIGHUP)
+        #expect(proxy.waitForLog(where: { $0["message"] as? String == "configuration reloaded" && $0["trigger"] as? String == "SIGHUP" }) != nil,
+                proxy.diagnostics)
+        #expect(try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL).status == 407)
+        #expect(try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL, extra: ["-U", "alice:pw1"]).status == 200)
+
+        // A password change reaches even a kept-alive connection that was verified before.
+        let keeper = try RawClient(port: proxy.port)
+        let get = "GET \(origin.url("/hello")) HTTP/1.1\r\nHost: \(origin.authority)\r\nProxy-Authorization: Basic YWxpY2U6cHcx\r\n\r\n"  // alice:pw1
+        try keeper.send(get)
+        #expect(try keeper.readResponse().statusCode == 200)
+        try Self.write("allow-destination: [127.0.0.0/8]\nproxy-auth: ['alice:pw2']\n", to: file)
+        #expect(try Self.reload(proxy).status == 200)
+        try keeper.send(get)
+        #expect(try keeper.readResponse().statusCode == 407)
+
+        let metrics = MetricsTests.samples(try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/metrics", proxy: nil).bodyText)
+        #expect(metrics["httpdns_proxy_config_reloads_total{result=\"error\"}"] == 1)
+        #expect(metrics["httpdns_proxy_config_reloads_total{result=\"ok\"}"] == 2)
+    }
+}

@@ -19,12 +19,17 @@ final class ConfigurationReloader: Sendable {
     private let startup: ProxyConfiguration
     private let applied: NIOLockedValueBox<ProxyConfiguration>
     private let proxy: ProxyServer
+    private let resolvers: ResolverStack
     private let metrics: ProxyMetrics?
     private let logger: Logger
     /// One reload at a time (a signal and an admin request may race).
     private let lock = NIOLock()
 
-    init(options: ServeOptions, configuration: ProxyConfiguration, proxy: ProxyServer, metrics: ProxyMetrics?, logger: Logger) {
+    init(
+        options: ServeOptions, configuration: ProxyConfiguration, proxy: ProxyServer, resolvers: ResolverStack, metrics: ProxyMetrics?,
+        logger: Logger
+    ) {
+        self.resolvers = resolvers
         self.options = options
         self.startup = configuration
         self.applied = NIOLockedValueBox(configuration)
@@ -54,14 +59,18 @@ final class ConfigurationReloader: Sendable {
             return Outcome(ok: false, message: "\(error)")
         }
         let previous = applied.withLockedValue { $0 }
+        let resolverLive = resolvers.canReload(from: startup, to: new) ? ResolverStack.reloadableFields(for: new.provider) : []
+        let live = ProxyServer.reloadableFields.union(resolverLive)
         do {
             try proxy.reload(new)
         } catch {
             return Outcome(ok: false, message: "\(error)")
         }
+        let differing = new.differingFields(from: previous)
+        if !resolverLive.isEmpty { resolvers.reload(to: new, changed: Set(differing)) }
         applied.withLockedValue { $0 = new }
-        let changed = new.differingFields(from: previous).filter { ProxyServer.reloadableFields.contains($0) }
-        let needRestart = new.differingFields(from: startup).filter { !ProxyServer.reloadableFields.contains($0) && $0 != "configFile" }
+        let changed = differing.filter { live.contains($0) }
+        let needRestart = new.differingFields(from: startup).filter { !live.contains($0) && $0 != "configFile" }
         var lines: [String] = []
         lines.append(changed.isEmpty ? "applied: nothing changed" : "applied to new requests: " + changed.joined(separator: ", "))
         if !new.proxyAuth.isEmpty { lines.append("proxy-auth users and htpasswd files read again") }

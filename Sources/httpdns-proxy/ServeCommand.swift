@@ -56,7 +56,7 @@ struct ServeCommand: AsyncParsableCommand {
         // The group shuts services down in reverse order: the proxy drains first while the admin
         // listener still answers /healthz (with 503 "draining") and the resolver keeps answering.
         let reloader = ConfigurationReloader(
-            options: options, configuration: configuration, proxy: proxy, metrics: metrics?.proxy, logger: logger)
+            options: options, configuration: configuration, proxy: proxy, resolvers: resolvers, metrics: metrics?.proxy, logger: logger)
         var metricsText: (@Sendable () -> String)? = nil
         if let metrics {
             let caching = resolvers.caching

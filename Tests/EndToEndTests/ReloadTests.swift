@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HTTPDNSTestSupport
 import Testing
 
 /// SIGHUP and `POST /reload`: the configuration file and environment are read again and applied
@@ -95,5 +96,57 @@ struct ReloadTests {
         let metrics = MetricsTests.samples(try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/metrics", proxy: nil).bodyText)
         #expect(metrics["httpdns_proxy_config_reloads_total{result=\"error\"}"] == 1)
         #expect(metrics["httpdns_proxy_config_reloads_total{result=\"ok\"}"] == 2)
+    }
+
+    @Test func resolverSettingsChangeUnderAKeptCache() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let first = try FakeHTTPDNSService()
+        defer { first.stop() }
+        let second = try FakeHTTPDNSService()
+        defer { second.stop() }
+        first.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
+        second.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
+        second.set("other.test", .init(ipv4: ["127.0.0.1"], ttl: 3000))
+        func config(_ service: FakeHTTPDNSService, maxTTL: String) -> String {
+            """
+            resolver-url: http://localhost:\(service.port)/resolve
+            resolver-ip: [127.0.0.1]
+            system-fallback: false
+            ip-family: ipv4
+            max-ttl: \(maxTTL)
+            allow-destination: [127.0.0.0/8]
+            pool-max-idle: 0
+
+            """
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("reload-\(UUID().uuidString).yaml").path
+        defer { unlink(file) }
+        try Self.write(config(first, maxTTL: "3600s"), to: file)
+        // The fixed test flags say --provider system; the last flag wins.
+        let proxy = try ProxyProcess.launch(["--provider", "json", "--config", file])
+        defer { proxy.stop() }
+        #expect(try Curl.fetch("http://origin.test:\(origin.port)/hello", proxy: proxy.proxyURL).status == 200, proxy.diagnostics)
+        #expect(first.queryCount(for: "origin.test") == 1)
+
+        try Self.write(config(second, maxTTL: "600s") + "threads: 3\n", to: file)
+        let answer = try Self.reload(proxy)
+        #expect(answer.status == 200, "\(answer.bodyText)")
+        #expect(answer.bodyText.contains("resolverURL") && answer.bodyText.contains("maxTTL"), "\(answer.bodyText)")
+        #expect(answer.bodyText.contains("needs a restart (not applied): threads"), "\(answer.bodyText)")
+
+        // The cache is kept: origin.test is answered from it, nobody is asked.
+        #expect(try Curl.fetch("http://origin.test:\(origin.port)/hello", proxy: proxy.proxyURL).status == 200)
+        #expect(first.queryCount(for: "origin.test") == 1 && second.queryCount(for: "origin.test") == 0)
+        // A new name goes to the new service.
+        #expect(try Curl.fetch("http://other.test:\(origin.port)/hello", proxy: proxy.proxyURL).status == 200, proxy.diagnostics)
+        #expect(second.queryCount(for: "other.test") == 1 && first.queryCount(for: "other.test") == 0)
+        // The new clamp applies to what is stored from now on: a 3,000 s answer is kept 600 s.
+        let cache = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/cache", proxy: nil)
+        let json = try #require(try JSONSerialization.jsonObject(with: cache.body) as? [String: Any])
+        let entries = try #require(json["entries"] as? [[String: Any]], "\(cache.bodyText)")
+        let other = try #require(entries.first { $0["name"] as? String == "other.test" }, "\(cache.bodyText)")
+        #expect(cache.bodyText.contains("origin.test"), "the entry from before the reload is kept")
+        #expect((other["ttl"] as? Double) == 600, "max-ttl 600s must cap the new answer: \(other)")
     }
 }

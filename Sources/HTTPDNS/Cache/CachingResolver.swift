@@ -259,6 +259,12 @@ public final class CachingResolver<C: Clock>: Service, Sendable where C.Duration
         return state.withLockedValue { $0.cache.snapshot(now: now) }
     }
 
+    /// A configuration reload: TTL clamps, negative cap, serve-stale age, capacity and the
+    /// never-expire mode apply to answers stored from now on; the cached answers stay.
+    public func reconfigureCache(_ configuration: DNSCacheConfiguration) {
+        state.withLockedValue { $0.cache.reconfigure(configuration) }
+    }
+
     /// Names in the cache now (the `httpdns_proxy_cache_entries` gauge, set when scraped).
     public var entryCount: Int {
         state.withLockedValue { $0.cache.count }

@@ -8,7 +8,8 @@
 public struct DNSCache<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     public typealias Configuration = DNSCacheConfiguration
 
-    public let configuration: Configuration
+    /// Clamps, caps and capacity; `reconfigure` changes them for answers stored from then on.
+    public private(set) var configuration: Configuration
     var entries: [DNSCacheEntry] = []
     var links: [DNSCacheLink] = []
     var freeSlots: [Int] = []
@@ -23,6 +24,13 @@ public struct DNSCache<Instant: InstantProtocol>: Sendable where Instant.Duratio
     var unreportedOfRemoved: [String: HitCounts] = [:]
 
     static var none: Int { -1 }
+
+    /// New clamps and caps for answers stored from now on (entries keep the expiry they got); a
+    /// smaller capacity evicts as new names arrive.
+    public mutating func reconfigure(_ configuration: Configuration) {
+        precondition(configuration.capacity < Int(Int32.max), "DNS cache capacity too large")
+        self.configuration = configuration
+    }
 
     public init(configuration: Configuration = .init()) {
         precondition(configuration.capacity < Int(Int32.max), "DNS cache capacity too large")

@@ -1,21 +1,33 @@
 import HTTPDNS
 import Logging
 import NIOCore
+import Synchronization
 
 /// HTTPDNS first (cache, then the service through single-flight), system DNS when HTTPDNS has no
 /// answer. A cache hit completes synchronously on the caller's event loop: no task, no thread hop.
 public final class HTTPDNSUpstreamResolver: UpstreamResolver {
     let caching: CachingResolver<ContinuousClock>
-    let system: SystemResolver?
+    private let systemResolver: SystemResolver?
+    /// `--system-fallback`, which a reload may change.
+    private let fallbackEnabled: Atomic<Bool>
     let stats: ResolverStats
     let logger: Logger
+
+    /// The fallback, or nil when it is disabled (`--system-fallback false`).
+    var system: SystemResolver? { fallbackEnabled.load(ordering: .relaxed) ? systemResolver : nil }
 
     /// `system`: the fallback; nil when it is disabled (`--system-fallback false`).
     public init(caching: CachingResolver<ContinuousClock>, system: SystemResolver?, stats: ResolverStats, logger: Logger) {
         self.caching = caching
-        self.system = system
+        self.systemResolver = system ?? SystemResolver()
+        self.fallbackEnabled = Atomic(system != nil)
         self.stats = stats
         self.logger = logger
+    }
+
+    /// A reload turning the system-DNS fallback on or off.
+    func setSystemFallback(_ enabled: Bool) {
+        fallbackEnabled.store(enabled, ordering: .relaxed)
     }
 
     public func resolve(host: String, port: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Resolution> {

@@ -2,6 +2,7 @@ import CurlTransport
 import Foundation
 import HTTPDNS
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import ProxyConfig
 import ServiceLifecycle
@@ -14,10 +15,20 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     public let services: [any Service]
     public let stats: ResolverStats
     public let caching: CachingResolver<ContinuousClock>?
-    let provider: (any HTTPDNSProvider)?
+    /// The provider queries go to and the families asked for: a reload swaps them (the cache stays).
+    struct Querying: Sendable {
+        var provider: any HTTPDNSProvider
+        var families: AddressFamilies
+    }
+
+    private let querying: NIOLockedValueBox<Querying>?
+    /// The HTTPDNS resolver (nil for `--provider system`), for reloads.
+    private let httpdns: HTTPDNSUpstreamResolver?
+    var provider: (any HTTPDNSProvider)? { querying?.withLockedValue { $0.provider } }
     let staticList: StaticListProvider?
     let transport: CurlTransport?
     let families: AddressFamilies
+    private let logger: Logger
     let fallbackEnabled: Bool
     public let description: String
 
@@ -25,6 +36,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     public init(configuration: ProxyConfiguration, logger: Logger, metrics: ResolverMetrics? = nil) {
         let stats = ResolverStats(metrics: metrics)
         self.stats = stats
+        self.logger = logger
         self.fallbackEnabled = configuration.systemFallback
         let families: AddressFamilies
         switch configuration.ipFamily {
@@ -39,7 +51,8 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
             upstreamResolver = SystemResolver()
             services = []
             caching = nil
-            provider = nil
+            querying = nil
+            httpdns = nil
             staticList = nil
             transport = nil
             description = "system"
@@ -48,6 +61,61 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
 
         let transport = CurlTransport()
         self.transport = transport
+        let (provider, staticList) = Self.makeProvider(configuration, transport: transport, logger: logger)
+        let url = configuration.effectiveResolverURL ?? ""
+        let pins = configuration.effectiveResolverIPs.map(\.description)
+        let querying = NIOLockedValueBox(Querying(provider: provider, families: families))
+        self.querying = querying
+        self.staticList = staticList
+
+        let cacheConfiguration = CachingResolverConfiguration(
+            cache: Self.cacheConfiguration(configuration),
+            keepaliveDomains: Set(configuration.keepaliveDomains),
+            preload: configuration.preload,
+            cacheFile: configuration.cacheFile
+        )
+        let batch: CachingResolver<ContinuousClock>.BatchQuery?
+        if provider.supportsBatch {
+            // After a reload to a provider without batches, every name is queried alone (a batch
+            // answer that lacks a name means exactly that).
+            batch = { hosts in
+                let current = querying.withLockedValue { $0 }
+                guard current.provider.supportsBatch else { return [:] }
+                return try await current.provider.resolveBatch(hosts, families: current.families)
+            }
+        } else {
+            batch = nil
+        }
+        let caching = CachingResolver(
+            configuration: cacheConfiguration,
+            clock: ContinuousClock(),
+            query: { host in
+                let current = querying.withLockedValue { $0 }
+                return try await current.provider.resolve(host, families: current.families)
+            },
+            batchQuery: batch,
+            stats: stats,
+            logger: logger
+        )
+        self.caching = caching
+        let httpdns = HTTPDNSUpstreamResolver(
+            caching: caching,
+            system: configuration.systemFallback ? SystemResolver() : nil,
+            stats: stats,
+            logger: logger
+        )
+        self.httpdns = httpdns
+        upstreamResolver = httpdns
+        var services: [any Service] = [caching]
+        if let staticList { services.insert(staticList, at: 0) }
+        self.services = services
+        description = "\(provider.name) \(url) pinned to [\(pins.joined(separator: ", "))] families=\(families.rawValue)"
+    }
+
+    /// The provider the configuration names (with its static list refresher for `static`).
+    static func makeProvider(_ configuration: ProxyConfiguration, transport: CurlTransport, logger: Logger)
+        -> (provider: any HTTPDNSProvider, staticList: StaticListProvider?)
+    {
         let url = configuration.effectiveResolverURL ?? ""
         let pins = configuration.effectiveResolverIPs.map(\.description)
         let client = ResolverClient(
@@ -105,47 +173,69 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
         case .system:
             preconditionFailure("handled above")
         }
-        self.provider = provider
-        self.staticList = staticList
+        return (provider, staticList)
+    }
 
-        let cacheConfiguration = CachingResolverConfiguration(
-            cache: DNSCacheConfiguration(
-                minTTL: configuration.minTTL.duration,
-                maxTTL: configuration.maxTTL.duration,
-                negativeTTLCap: configuration.negativeTTL.duration,
-                capacity: configuration.cacheSize,
-                maxStale: configuration.maxStale.duration,
-                immutable: configuration.cacheImmutable
-            ),
-            keepaliveDomains: Set(configuration.keepaliveDomains),
-            preload: configuration.preload,
-            cacheFile: configuration.cacheFile
+    static func cacheConfiguration(_ configuration: ProxyConfiguration) -> DNSCacheConfiguration {
+        DNSCacheConfiguration(
+            minTTL: configuration.minTTL.duration,
+            maxTTL: configuration.maxTTL.duration,
+            negativeTTLCap: configuration.negativeTTL.duration,
+            capacity: configuration.cacheSize,
+            maxStale: configuration.maxStale.duration,
+            immutable: configuration.cacheImmutable
         )
-        let batch: CachingResolver<ContinuousClock>.BatchQuery?
-        if provider.supportsBatch {
-            batch = { hosts in try await provider.resolveBatch(hosts, families: families) }
-        } else {
-            batch = nil
+    }
+
+    static func families(_ family: IPFamily) -> AddressFamilies {
+        switch family {
+        case .ipv4: .ipv4
+        case .ipv6: .ipv6
+        case .both: .both
+        case .auto: HostAddressFamilies.detect()
         }
-        let caching = CachingResolver(
-            configuration: cacheConfiguration,
-            clock: ContinuousClock(),
-            query: { host in try await provider.resolve(host, families: families) },
-            batchQuery: batch,
-            stats: stats,
-            logger: logger
-        )
-        self.caching = caching
-        upstreamResolver = HTTPDNSUpstreamResolver(
-            caching: caching,
-            system: configuration.systemFallback ? SystemResolver() : nil,
-            stats: stats,
-            logger: logger
-        )
-        var services: [any Service] = [caching]
-        if let staticList { services.insert(staticList, at: 0) }
-        self.services = services
-        description = "\(provider.name) \(url) pinned to [\(pins.joined(separator: ", "))] families=\(families.rawValue)"
+    }
+
+    /// How the HTTPDNS service is asked (configuration field names): a change builds a new provider.
+    static let providerFields: Set<String> = [
+        "provider", "resolverURL", "resolverIPs", "accountID", "secret", "dohSignature", "dohTimestampUnit", "dohMethod",
+        "resolverTimeout", "resolverCAFile", "ipFamily",
+    ]
+    static let cacheFields: Set<String> = ["minTTL", "maxTTL", "negativeTTL", "maxStale", "cacheSize", "cacheImmutable", "systemFallback"]
+
+    /// Resolver settings a reload applies while the cache is kept: for the HTTPDNS services the
+    /// service and how it is asked, and for every provider the families, the cache's clamps and
+    /// the fallback. A static list's source and refresh, keepalive and preload names, and the
+    /// cache file are set up at start.
+    public static func reloadableFields(for provider: ProviderKind) -> Set<String> {
+        switch provider {
+        case .alibaba, .json, .doh: providerFields.union(cacheFields)
+        case .static: cacheFields.union(["ipFamily"])
+        case .system: []
+        }
+    }
+
+    /// Whether `new` can be applied to this stack live (same kind of provider set-up).
+    public func canReload(from old: ProxyConfiguration, to new: ProxyConfiguration) -> Bool {
+        if old.provider == new.provider { return true }
+        let live: Set<ProviderKind> = [.alibaba, .json, .doh]
+        return live.contains(old.provider) && live.contains(new.provider)
+    }
+
+    /// Applies `new`'s resolver settings: a new provider (and client) for the same transport,
+    /// swapped under the cache, which stays; the cache's clamps; the fallback. Callers check
+    /// `canReload` first.
+    public func reload(to new: ProxyConfiguration, changed: Set<String>) {
+        guard let querying, let caching, let httpdns, let transport else { return }
+        if new.provider != .static, !changed.isDisjoint(with: Self.providerFields) {
+            // A new provider starts its server rotation afresh; an unchanged one keeps it.
+            let (provider, _) = Self.makeProvider(new, transport: transport, logger: logger)
+            querying.withLockedValue { $0 = Querying(provider: provider, families: Self.families(new.ipFamily)) }
+        } else if changed.contains("ipFamily") {
+            querying.withLockedValue { $0.families = Self.families(new.ipFamily) }
+        }
+        caching.reconfigureCache(Self.cacheConfiguration(new))
+        httpdns.setSystemFallback(new.systemFallback)
     }
 
     public func shutdown() {

@@ -60,6 +60,8 @@ MAX_SECONDS=1800
 COMMAND="bench/run.sh $*"
 
 die() { echo "bench/run.sh: $*" >&2; exit 2; }
+# shellcheck source=bench/lib.sh
+source bench/lib.sh  # the script runs from the repository root (cd above)
 need_value() { [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a value"; }
 
 while [ $# -gt 0 ]; do
@@ -92,31 +94,7 @@ done
 [ "$(uname -s)" = Linux ] || die "Linux only (reads /proc)"
 
 # ---------------------------------------------------------------- tools
-# command -> Debian package
-declare -A PKG=([nginx]=nginx [wrk]=wrk [squid]=squid [tinyproxy]=tinyproxy [curl]=curl
-                [python3]=python3)
-missing_pkgs=()
-for cmd in nginx wrk squid tinyproxy curl python3; do
-  command -v "$cmd" >/dev/null 2>&1 || missing_pkgs+=("${PKG[$cmd]}")
-done
-if [ ${#missing_pkgs[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "bench/run.sh: installing ${missing_pkgs[*]} (apt-get)" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing_pkgs[@]}" >&2 \
-      || { apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing_pkgs[@]}" >&2; } \
-      || die "could not install ${missing_pkgs[*]}"
-    # the packaged services must not keep running on their default ports
-    for svc in nginx squid tinyproxy; do
-      if command -v systemctl >/dev/null 2>&1; then systemctl stop "$svc" >/dev/null 2>&1 || true; fi
-      if command -v service >/dev/null 2>&1; then service "$svc" stop >/dev/null 2>&1 || true; fi
-    done
-  else
-    die "missing tools; install them with: apt-get install -y ${missing_pkgs[*]}"
-  fi
-fi
-for cmd in nginx wrk squid tinyproxy curl python3; do
-  command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing"
-done
+bench_require_tools nginx squid tinyproxy -- nginx wrk squid tinyproxy curl python3
 if [[ ",$SCENARIOS," == *,profile,* ]]; then die "use --profile, not a profile scenario"; fi
 if [ -n "$PROFILE" ] && ! command -v perf >/dev/null 2>&1; then
   echo "bench/run.sh: perf not found; the profile will be skipped" >&2
@@ -188,16 +166,7 @@ cleanup() {
     for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$HARNESS_PID" 2>/dev/null || break; sleep 1; done
     kill -KILL "$HARNESS_PID" 2>/dev/null || true
   fi
-  # every process group the harness started (normally already stopped by the harness)
-  if [ -f "$WORKDIR/pids" ]; then
-    while read -r pid; do
-      [ -n "$pid" ] && kill -TERM -- "-$pid" 2>/dev/null || true
-    done < "$WORKDIR/pids"
-    sleep 1
-    while read -r pid; do
-      [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null || true
-    done < "$WORKDIR/pids"
-  fi
+  bench_kill_groups "$WORKDIR/pids"
   rm -rf "$WORKDIR"
   exit "$status"
 }

@@ -56,6 +56,8 @@ OUT=bench/out
 COMMAND="bench/soak.sh $*"
 
 die() { echo "bench/soak.sh: $*" >&2; exit 2; }
+# shellcheck source=bench/lib.sh
+source bench/lib.sh  # the script runs from the repository root (cd above)
 need_value() { [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a value"; }
 
 while [ $# -gt 0 ]; do
@@ -86,27 +88,7 @@ done
 [ -x "$BIN" ] || die "no proxy binary at $BIN: build one (swift build -c release --product httpdns-proxy) or pass --bin PATH"
 
 # ---------------------------------------------------------------- tools (as bench/run.sh)
-declare -A PKG=([nginx]=nginx [wrk]=wrk [curl]=curl [python3]=python3)
-missing_pkgs=()
-for cmd in nginx wrk curl python3; do
-  command -v "$cmd" >/dev/null 2>&1 || missing_pkgs+=("${PKG[$cmd]}")
-done
-if [ ${#missing_pkgs[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "bench/soak.sh: installing ${missing_pkgs[*]} (apt-get)" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing_pkgs[@]}" >&2 \
-      || { apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing_pkgs[@]}" >&2; } \
-      || die "could not install ${missing_pkgs[*]}"
-    # the packaged nginx must not keep running on its default port
-    if command -v systemctl >/dev/null 2>&1; then systemctl stop nginx >/dev/null 2>&1 || true; fi
-    if command -v service >/dev/null 2>&1; then service nginx stop >/dev/null 2>&1 || true; fi
-  else
-    die "missing tools; install them with: apt-get install -y ${missing_pkgs[*]}"
-  fi
-fi
-for cmd in nginx wrk curl python3; do
-  command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing"
-done
+bench_require_tools nginx -- nginx wrk curl python3
 # the plot: matplotlib from PyPI
 if ! python3 -c 'import matplotlib' >/dev/null 2>&1; then
   echo "bench/soak.sh: installing matplotlib (python3 -m pip install matplotlib)" >&2
@@ -136,16 +118,7 @@ cleanup() {
     for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do kill -0 "$RUNNER_PID" 2>/dev/null || break; sleep 1; done
     kill -KILL "$RUNNER_PID" 2>/dev/null || true
   fi
-  # every process group bench/soak.py started (normally already stopped by it)
-  if [ -f "$WORKDIR/pids" ]; then
-    while read -r pid; do
-      [ -n "$pid" ] && kill -TERM -- "-$pid" 2>/dev/null || true
-    done < "$WORKDIR/pids"
-    sleep 1
-    while read -r pid; do
-      [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null || true
-    done < "$WORKDIR/pids"
-  fi
+  bench_kill_groups "$WORKDIR/pids"
   rm -rf "$WORKDIR"
   exit "$status"
 }

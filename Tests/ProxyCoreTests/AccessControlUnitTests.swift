@@ -1,4 +1,5 @@
 import CCrypt
+import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -225,7 +226,7 @@ extension ProxyCredentials.Parsed {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
 
-        let htpasswd = FileManager_tempFile("carol:\(PasswordHashTests.hash("c-pw", setting: "$2b$04$abcdefghijklmnopqrstuu"))\n")
+        let htpasswd = temporaryHtpasswd("carol:\(PasswordHashTests.hash("c-pw", setting: "$2b$04$abcdefghijklmnopqrstuu"))\n")
         var configuration = ProxyConfiguration.defaults
         configuration.proxyAuth = [.credential(user: "alice", password: "a-pw"), .htpasswdFile(path: htpasswd)]
         configuration.proxyAuthRealm = "test realm"
@@ -258,7 +259,7 @@ extension ProxyCredentials.Parsed {
 
     @Test func duplicateUsersAcrossSourcesStopTheStart() {
         let pool = NIOThreadPool(numberOfThreads: 1)
-        let htpasswd = FileManager_tempFile("alice:\(PasswordHashTests.hash("x", setting: "$5$saltsaltsalt$"))\n")
+        let htpasswd = temporaryHtpasswd("alice:\(PasswordHashTests.hash("x", setting: "$5$saltsaltsalt$"))\n")
         var configuration = ProxyConfiguration.defaults
         configuration.proxyAuth = [.credential(user: "alice", password: "a"), .htpasswdFile(path: htpasswd)]
         #expect(throws: HtpasswdFile.LoadError.self) { try ProxyAuthenticator.make(configuration, threadPool: pool) }
@@ -269,10 +270,8 @@ extension ProxyCredentials.Parsed {
 }
 
 /// A file with `text` in the system temporary directory.
-func FileManager_tempFile(_ text: String) -> String {
-    let path = "/tmp/proxycore-test-\(UInt64.random(in: 0...UInt64.max)).htpasswd"
-    let file = fopen(path, "w")!
-    fputs(text, file)
-    fclose(file)
+func temporaryHtpasswd(_ text: String) -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("proxycore-test-\(UUID().uuidString).htpasswd").path
+    FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
     return path
 }

@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness import (Fail, Processes, clean_env, free_port, log, process_tree, tail,
+from harness import (nginx_conf, Fail, Processes, clean_env, free_port, log, process_tree, tail,
                      tree_cpu_split, wait_port)
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -127,36 +127,13 @@ class AB:
         for p in (self.workdir, d, www):
             os.chmod(p, 0o755)
         port = self.ports["nginx"] = free_port()
-        user = "user nobody nogroup;\n" if os.geteuid() == 0 else ""
         # Same origin as harness.py, plus header buffers large enough that the hostile heads a
         # proxy forwards are answered by nginx (200) instead of refused for size (400).
-        (d / "nginx.conf").write_text(f"""{user}worker_processes 1;
-worker_rlimit_nofile 20000;
-daemon off;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 16384; }}
-http {{
-    access_log off;
-    sendfile on;
-    tcp_nopush on;
-    keepalive_requests 1000000;
-    keepalive_timeout 120s;
-    large_client_header_buffers 8 128k;
-    default_type application/octet-stream;
-    client_body_temp_path {d}/tmp-body;
-    proxy_temp_path {d}/tmp-proxy;
-    fastcgi_temp_path {d}/tmp-fastcgi;
-    uwsgi_temp_path {d}/tmp-uwsgi;
-    scgi_temp_path {d}/tmp-scgi;
-    open_file_cache max=16 inactive=600s;
-    open_file_cache_valid 600s;
-    server {{
+        (d / "nginx.conf").write_text(nginx_conf(d, f"""    server {{
         listen 127.0.0.1:{port} backlog=4096;
         root {www};
     }}
-}}
-""")
+""", http_extra="    large_client_header_buffers 8 128k;\n"))
         self.procs.start("nginx", ["nginx", "-p", str(d), "-e", str(d / "error.log"),
                                    "-c", str(d / "nginx.conf")], self.logs / "nginx.log")
         wait_port(self.procs, "nginx", port)

@@ -123,6 +123,33 @@ def free_port():
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
+def nginx_conf(d, servers, http_extra=""):
+    """The benchmark nginx's configuration in directory `d`: one worker, keep-alive tuned for
+    load, temp paths and pid inside `d`, then `servers` (server blocks) inside `http`."""
+    user = "user nobody nogroup;\n" if os.geteuid() == 0 else ""
+    return (f"""{user}worker_processes 1;
+worker_rlimit_nofile 20000;
+daemon off;
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+events {{ worker_connections 16384; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 1000000;
+    keepalive_timeout 120s;
+{http_extra}    default_type application/octet-stream;
+    client_body_temp_path {d}/tmp-body;
+    proxy_temp_path {d}/tmp-proxy;
+    fastcgi_temp_path {d}/tmp-fastcgi;
+    uwsgi_temp_path {d}/tmp-uwsgi;
+    scgi_temp_path {d}/tmp-scgi;
+    open_file_cache max=16 inactive=600s;
+    open_file_cache_valid 600s;
+""" + servers + "}\n")
+
+
 
 def wait_port(procs, name, port, deadline=30.0):
     end = time.monotonic() + deadline
@@ -246,33 +273,11 @@ class Bench:
         for p in (self.workdir, d, www):
             os.chmod(p, 0o755)
         port = self.ports["nginx"] = free_port()
-        user = "user nobody nogroup;\n" if self.is_root else ""
-        (d / "nginx.conf").write_text(f"""{user}worker_processes 1;
-worker_rlimit_nofile 20000;
-daemon off;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 16384; }}
-http {{
-    access_log off;
-    sendfile on;
-    tcp_nopush on;
-    keepalive_requests 1000000;
-    keepalive_timeout 120s;
-    default_type application/octet-stream;
-    client_body_temp_path {d}/tmp-body;
-    proxy_temp_path {d}/tmp-proxy;
-    fastcgi_temp_path {d}/tmp-fastcgi;
-    uwsgi_temp_path {d}/tmp-uwsgi;
-    scgi_temp_path {d}/tmp-scgi;
-    open_file_cache max=16 inactive=600s;
-    open_file_cache_valid 600s;
-    server {{
+        (d / "nginx.conf").write_text(nginx_conf(d, f"""    server {{
         listen 127.0.0.1:{port} backlog=4096;
         root {www};
     }}
-}}
-""")
+"""))
         self.procs.start("nginx", ["nginx", "-p", str(d), "-e", str(d / "error.log"),
                                    "-c", str(d / "nginx.conf")], self.logs / "nginx.log")
         wait_port(self.procs, "nginx", port)

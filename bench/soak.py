@@ -40,7 +40,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from harness import (Fail, Processes, clean_env, free_port, log, status_field, tail, wait_port)
+from harness import (nginx_conf, Fail, Processes, clean_env, free_port, log, status_field, tail, wait_port)
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
@@ -138,30 +138,9 @@ class Soak:
             os.chmod(p, 0o755)
         for k in ("nginx", "nginx-close", "nginx-short"):
             self.ports[k] = free_port()
-        user = "user nobody nogroup;\n" if os.geteuid() == 0 else ""
         common = f"""root {www};
         location = /echo {{ client_max_body_size 1m; return 200 "ok\\n"; }}"""
-        (d / "nginx.conf").write_text(f"""{user}worker_processes 1;
-worker_rlimit_nofile 20000;
-daemon off;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 16384; }}
-http {{
-    access_log off;
-    sendfile on;
-    tcp_nopush on;
-    keepalive_requests 1000000;
-    keepalive_timeout 120s;
-    default_type application/octet-stream;
-    client_body_temp_path {d}/tmp-body;
-    proxy_temp_path {d}/tmp-proxy;
-    fastcgi_temp_path {d}/tmp-fastcgi;
-    uwsgi_temp_path {d}/tmp-uwsgi;
-    scgi_temp_path {d}/tmp-scgi;
-    open_file_cache max=16 inactive=600s;
-    open_file_cache_valid 600s;
-    # keep-alive origin
+        (d / "nginx.conf").write_text(nginx_conf(d, f"""    # keep-alive origin
     server {{
         listen 127.0.0.1:{self.ports["nginx"]} backlog=4096;
         {common}
@@ -179,8 +158,7 @@ http {{
         keepalive_timeout 2s;
         {common}
     }}
-}}
-""")
+"""))
         self.procs.start("nginx", ["nginx", "-p", str(d), "-e", str(d / "error.log"),
                                    "-c", str(d / "nginx.conf")], self.logs / "nginx.log")
         for k in ("nginx", "nginx-close", "nginx-short"):

@@ -23,10 +23,17 @@ public protocol HTTPDNSProvider: Sendable {
         _ hosts: [String],
         families: AddressFamilies
     ) async throws(ResolveFailure) -> [String: Result<ResolvedAnswer, ResolveFailure>]
+
+    /// Called when the host's network changed (addresses or routes): a provider that learns its
+    /// service addresses at run time (Alibaba's `/ss` scheduling) fetches them again. Must not
+    /// throw or block for long; the default does nothing.
+    func networkDidChange() async
 }
 
 extension HTTPDNSProvider {
     public var supportsBatch: Bool { false }
+
+    public func networkDidChange() async {}
 
     public func resolveBatch(
         _ hosts: [String],

@@ -25,9 +25,12 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
-TARGETS = ["direct", "tinyproxy", "squid", "httpdns-proxy"]
-PROXIES = ["tinyproxy", "squid", "httpdns-proxy"]
-SCENARIOS = ["keepalive", "light", "tunnel", "idle", "resolver"]
+TARGETS = ["direct", "tinyproxy", "squid", "nginx-proxy", "httpdns-proxy"]
+PROXIES = ["tinyproxy", "squid", "nginx-proxy", "httpdns-proxy"]
+# nginx is the anchor for HTTP figures: a keep-alive reverse-proxy pool, the best event-driven C
+# path a user could pick; it has no CONNECT, so tunnel scenarios leave it out.
+HTTP_ONLY = {"nginx-proxy"}
+SCENARIOS = ["keepalive", "light", "tunnel", "idle", "resolver", "footprint"]
 OPTIONAL_SCENARIOS = ["ceiling"]
 RELAYS = [("relay-copy-64k", "copy", 65536), ("relay-copy-1m", "copy", 1 << 20),
           ("relay-splice-1m", "splice", 1 << 20)]
@@ -123,11 +126,11 @@ def free_port():
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
-def nginx_conf(d, servers, http_extra=""):
-    """The benchmark nginx's configuration in directory `d`: one worker, keep-alive tuned for
-    load, temp paths and pid inside `d`, then `servers` (server blocks) inside `http`."""
+def nginx_conf(d, servers, http_extra="", workers=1):
+    """The benchmark nginx's configuration in directory `d`: `workers` workers, keep-alive tuned
+    for load, temp paths and pid inside `d`, then `servers` (server blocks) inside `http`."""
     user = "user nobody nogroup;\n" if os.geteuid() == 0 else ""
-    return (f"""{user}worker_processes 1;
+    return (f"""{user}worker_processes {workers};
 worker_rlimit_nofile 20000;
 daemon off;
 pid {d}/nginx.pid;
@@ -196,6 +199,22 @@ def status_field(pid, field):
 
 def tree_rss_kib(pid):
     return sum(status_field(p, "VmRSS") for p in process_tree(pid))
+
+
+def rss_split_kib(pid):
+    """RSS of the process tree split into anonymous and file-backed KiB (smaps_rollup)."""
+    rss = anon = 0
+    for p in process_tree(pid):
+        try:
+            for line in Path("/proc/%d/smaps_rollup" % p).read_text().splitlines():
+                parts = line.split()
+                if parts[0] == "Rss:":
+                    rss += int(parts[1])
+                elif parts[0] == "Anonymous:":
+                    anon += int(parts[1])
+        except (OSError, ValueError, IndexError):
+            pass
+    return {"rss": rss, "anon": anon, "file": rss - anon}
 
 
 def tree_threads(pid):
@@ -326,7 +345,32 @@ class Bench:
                     "--resolver-ip", "127.0.0.1", "--system-fallback", "false",
                     "--allow-destination", "127.0.0.0/8",
                     "--connect-ports", ",".join(map(str, self.connect_ports())),
-                    "--access-log", "off", "--log-level", "warning"]
+                    "--access-log", str(d / "access.log") if self.args.access_log == "on" else "off",
+                    "--log-level", "warning"]
+        elif name == "nginx-proxy":
+            # nginx as the proxy anchor: 2 workers (one per core here), an upstream keep-alive
+            # pool to the origin, HTTP/1.1 upstream, buffering as shipped. It takes the
+            # absolute-form request line wrk sends through a proxy.
+            for sub in ("tmp-body", "tmp-proxy"):
+                (d / sub).mkdir(exist_ok=True)
+            if self.is_root:
+                self.chown_for(d, "nobody", "nogroup")
+            (d / "nginx.conf").write_text(nginx_conf(d, f"""    upstream bench_origin {{
+        server 127.0.0.1:{self.ports["nginx"]};
+        keepalive 128;
+        keepalive_requests 1000000;
+    }}
+    server {{
+        listen 127.0.0.1:{port} backlog=4096;
+        location / {{
+            proxy_pass http://bench_origin;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $http_host;
+        }}
+    }}
+""", workers=2))
+            argv = ["nginx", "-p", str(d), "-e", str(d / "error.log"), "-c", str(d / "nginx.conf")]
         elif name == "squid":
             user = "proxy"
             try:
@@ -600,6 +644,39 @@ Allow 127.0.0.1
                out.get("cold_lookup_p50_us", 0), out["cold_lookups_per_second"]))
         return out
 
+    def footprint(self, name):
+        """Memory a proxy holds: fresh (2 s after start, one request served), after the 1 KiB
+        keep-alive load (wrk -t2 -c64), and after an idle minute (--idle-seconds) — the figures
+        users of a sidecar compare first. File-backed (binary and libraries) and anonymous
+        memory are reported apart (smaps_rollup)."""
+        self.start_proxy(name)
+        try:
+            pid = self.procs.pid(name)
+            self.sanity(name)
+            time.sleep(2.0)
+            fresh = rss_split_kib(pid)
+            load = self.wrk(name, "/1k", 2, 64, self.args.duration, "footprint load")
+            time.sleep(0.5)
+            loaded = rss_split_kib(pid)
+            log("  %-13s idle %d s" % (name, self.args.idle_seconds))
+            time.sleep(self.args.idle_seconds)
+            idle = rss_split_kib(pid)
+        finally:
+            self.stop_proxy(name)
+        out = {"fresh": fresh, "after_load": loaded, "after_idle": idle,
+               "load_requests": load["requests"], "idle_seconds": self.args.idle_seconds}
+        if name == "httpdns-proxy":
+            out["binary_bytes"] = os.path.getsize(self.args.proxy_bin)
+            stripped = self.workdir / "httpdns-proxy.stripped"
+            if shutil_which("strip") and self.run(["strip", "-o", str(stripped), self.args.proxy_bin],
+                                                   120, check=False).returncode == 0:
+                out["stripped_bytes"] = os.path.getsize(stripped)
+                stripped.unlink()
+        log("  %-13s RSS fresh %.1f MiB (anon %.1f), after load %.1f MiB, after %d s idle %.1f MiB"
+            % (name, fresh["rss"] / 1024, fresh["anon"] / 1024, loaded["rss"] / 1024,
+               self.args.idle_seconds, idle["rss"] / 1024))
+        return out
+
     def _read_phase(self, client, phase):
         line = client.stdout.readline()
         if not line:
@@ -697,8 +774,10 @@ Allow 127.0.0.1
                 if "tunnel" in traffic:
                     log("CONNECT 1 GiB, %d runs per target" % a.tunnel_runs)
                     self.tunnel_once("direct")  # unmeasured: page cache and TCP warm
+                    tunnel_targets = [t for t in targets if t not in HTTP_ONLY]
                     for r in range(a.tunnel_runs):
-                        order = targets[r % len(targets):] + targets[:r % len(targets)]
+                        order = (tunnel_targets[r % len(tunnel_targets):]
+                                 + tunnel_targets[:r % len(tunnel_targets)])
                         for target in order:
                             runs.setdefault((target, "tunnel_1g"), []).append(
                                 self.tunnel_once(target))
@@ -716,13 +795,17 @@ Allow 127.0.0.1
             self.ceiling()
         if "idle" in a.scenarios:
             for target in targets:
-                if target == "direct":
+                if target == "direct" or target in HTTP_ONLY:
                     continue
                 n = a.tinyproxy_tunnels if target == "tinyproxy" else a.tunnels
                 log("idle tunnels through %s (N=%d)" % (target, n))
                 self.results.setdefault(target, {})["idle_tunnels"] = self.idle_tunnels(target, n)
         if "resolver" in a.scenarios:
             self.results.setdefault("httpdns-proxy", {})["resolver"] = self.resolver()
+        if "footprint" in a.scenarios:
+            for target in targets:
+                if target in ("httpdns-proxy", "nginx-proxy"):
+                    self.results.setdefault(target, {})["footprint"] = self.footprint(target)
         if a.profile and "httpdns-proxy" in targets:
             log("profiling httpdns-proxy with perf")
             self.profile()
@@ -889,6 +972,42 @@ def evaluate_targets(results):
         if k is not None and k > 12:
             note += ", misses by %.1f KiB (%.0f %%)" % (k - 12, 100 * (k - 12) / 12)
         add("idle tunnel memory", "≤ 12 KiB/tunnel, 9,000 held", k, met, note)
+    # issue 16: nginx (as a keep-alive proxy) is the anchor for HTTP figures
+    n = "nginx-proxy"
+    ratio_target("1 KiB req/s vs nginx", ("keepalive_1k", "rps"), n, 1.0, "errors")
+    v, b = get(results, h, "keepalive_1k", "proxy_cpu_us_per_req"), get(results, n, "keepalive_1k", "proxy_cpu_us_per_req")
+    if v is None or b is None:
+        add("1 KiB CPU/request vs nginx", "≤ 1.20× nginx", None, None, "not measured")
+    else:
+        r = v / b
+        add("1 KiB CPU/request vs nginx", "≤ 1.20× nginx", round(r, 3), r <= 1.2,
+            "%.1f µs vs nginx %.1f µs (%.2f×)%s" % (v, b, r, "" if r <= 1.2 else
+                                                  ", misses by %.1f µs" % (v - 1.2 * b)))
+    ratio_target("64 KiB req/s vs nginx", ("keepalive_64k", "rps"), n, 1.0, "errors")
+    hn, nn = added_p50_us(results, h), added_p50_us(results, n)
+    if hn is None or nn is None:
+        add("light-load added p50 vs nginx", "≤ nginx's added", None, None, "not measured")
+    else:
+        add("light-load added p50 vs nginx", "≤ nginx's added", round(hn / nn, 3) if nn > 0 else None,
+            hn <= nn, "adds %.0f µs, nginx adds %.0f µs" % (hn, nn))
+    runs = get(results, h, "tunnel_1g", "runs_mb_per_s")
+    dm = get(results, d, "tunnel_1g", "mb_per_s")
+    if runs and dm:
+        worst = min(runs) / dm
+        add("CONNECT 1 GiB, every download", "≥ 0.90× direct", round(worst, 3), worst >= 0.9,
+            "worst %.2f×, median %.2f× direct (downloads %s MB/s, direct median %.0f)"
+            % (worst, get(results, h, "tunnel_1g", "mb_per_s") / dm,
+               ", ".join("%.0f" % x for x in runs), dm))
+    fp = get(results, h, "footprint")
+    if fp is None:
+        add("footprint", "fresh ≤ 20 MiB, loaded ≤ 30 MiB, idle ≤ 1.1× fresh", None, None, "not measured")
+    else:
+        fr, ld, il = (fp[k]["rss"] / 1024 for k in ("fresh", "after_load", "after_idle"))
+        add("fresh RSS", "≤ 20 MiB", round(fr, 1), fr <= 20, "%.1f MiB (anon %.1f, file-backed %.1f)"
+            % (fr, fp["fresh"]["anon"] / 1024, fp["fresh"]["file"] / 1024))
+        add("RSS after keep-alive load", "≤ 30 MiB", round(ld, 1), ld <= 30, "%.1f MiB" % ld)
+        add("RSS after an idle minute", "≤ 1.10× fresh", round(il / fr, 3), il <= 1.1 * fr,
+            "%.1f MiB after %d s (%.2f× fresh)" % (il, fp["idle_seconds"], il / fr))
     rv = get(results, h, "resolver")
     if rv is None:
         add("cached resolve", "< 1 µs", None, None, "not measured")
@@ -908,8 +1027,9 @@ def markdown(results, meta, targets_eval):
     lines.append("wrk figures: median of %d rounds of %d s; tunnel: median of %d downloads."
                  % (meta["args"]["rounds"], dur, meta["args"]["tunnel_runs"]))
     lines.append("")
-    hdr = "| metric | " + " | ".join(T) + " | httpdns ÷ direct | httpdns ÷ squid |"
-    lines += [hdr, "|" + " --- |" * (len(T) + 3)]
+    hdr = ("| metric | " + " | ".join(T)
+           + " | httpdns ÷ direct | httpdns ÷ squid | httpdns ÷ nginx-proxy |")
+    lines += [hdr, "|" + " --- |" * (len(T) + 4)]
 
     def row(label, keys, digits=0, scale=1.0, ratios=True):
         vals = []
@@ -917,10 +1037,9 @@ def markdown(results, meta, targets_eval):
             v = get(results, t, *keys)
             vals.append(None if v is None else v * scale)
         h = vals[T.index("httpdns-proxy")]
-        r1 = ratio(h, vals[0]) if ratios else "—"
-        r2 = ratio(h, vals[T.index("squid")]) if ratios else "—"
-        lines.append("| %s | %s | %s | %s |" % (label, " | ".join(fmt_num(v, digits) for v in vals),
-                                                 r1, r2))
+        rs = [ratio(h, vals[T.index(b)]) if ratios else "—" for b in ("direct", "squid", "nginx-proxy")]
+        lines.append("| %s | %s | %s |" % (label, " | ".join(fmt_num(v, digits) for v in vals),
+                                           " | ".join(rs)))
 
     row("1 KiB keep-alive req/s (-t2 -c64, %ds)" % dur, ("keepalive_1k", "rps"))
     row("1 KiB keep-alive p50 ms", ("keepalive_1k", "p50_ms"), 2)
@@ -936,9 +1055,10 @@ def markdown(results, meta, targets_eval):
     row("light load 1 KiB p50 µs (-t1 -c1)", ("light_1k", "p50_ms"), 0, 1000)
     row("light load 1 KiB p99 µs (-t1 -c1)", ("light_1k", "p99_ms"), 0, 1000)
     added = [added_p50_us(results, t) for t in T]
-    h, s = added[3], added[2]
-    lines.append("| light load added p50 over direct µs | %s | — | %s |"
-                 % (" | ".join(fmt_num(v) for v in added), ratio(h, s) if s and s > 0 else "—"))
+    h, s, n = (added[T.index(t)] for t in ("httpdns-proxy", "squid", "nginx-proxy"))
+    lines.append("| light load added p50 over direct µs | %s | — | %s | %s |"
+                 % (" | ".join(fmt_num(v) for v in added), ratio(h, s) if s and s > 0 else "—",
+                    ratio(h, n) if n and n > 0 else "—"))
     row("CONNECT tunnel 1 GiB MB/s (median)", ("tunnel_1g", "mb_per_s"))
     row("idle tunnel memory KiB/tunnel", ("idle_tunnels", "kib_per_tunnel"), 1)
     row("same, after 1 byte each way KiB/tunnel", ("idle_tunnels", "kib_per_tunnel_after_echo"), 1)
@@ -951,31 +1071,55 @@ def markdown(results, meta, targets_eval):
             it["failed"] + it["echo_failed"] + it.get("burst_failed", 0)))
     lines.append("| idle tunnels held | %s | — | — |" % " | ".join(held))
     rv = get(results, "httpdns-proxy", "resolver")
+    dashes = "— | " * (len(T) - 1)
     if rv is None:
-        lines.append("| cached resolve ns/lookup | — | — | — | — | — | — |")
-        lines.append("| cold resolve through fake HTTPDNS | — | — | — | — | — | — |")
+        lines.append("| cached resolve ns/lookup | %s— | — | — | — |" % dashes)
+        lines.append("| cold resolve through fake HTTPDNS | %s— | — | — | — |" % dashes)
     else:
-        lines.append("| cached resolve ns/lookup: cache, 10k names / one hot name | — | — | — | %s / %s | — | — |"
-                     % (fmt_num(rv["caching_resolver_cached_ns"]), fmt_num(rv["caching_resolver_cached_hot_ns"])))
-        lines.append("| same, as the connector gets it (SocketAddresses + future) | — | — | — | %s / %s | — | — |"
-                     % (fmt_num(rv["upstream_resolver_cached_ns"]), fmt_num(rv["upstream_resolver_cached_hot_ns"])))
-        lines.append("| cold resolve through fake HTTPDNS: p50 µs (1 in flight) / lookups/s (32 in flight) | — | — | — | %s / %s | — | — |"
-                     % (fmt_num(rv.get("cold_lookup_p50_us")), fmt_num(rv["cold_lookups_per_second"])))
+        lines.append("| cached resolve ns/lookup: cache, 10k names / one hot name | %s%s / %s | — | — | — |"
+                     % (dashes, fmt_num(rv["caching_resolver_cached_ns"]), fmt_num(rv["caching_resolver_cached_hot_ns"])))
+        lines.append("| same, as the connector gets it (SocketAddresses + future) | %s%s / %s | — | — | — |"
+                     % (dashes, fmt_num(rv["upstream_resolver_cached_ns"]), fmt_num(rv["upstream_resolver_cached_hot_ns"])))
+        lines.append("| cold resolve through fake HTTPDNS: p50 µs (1 in flight) / lookups/s (32 in flight) | %s%s / %s | — | — | — |"
+                     % (dashes, fmt_num(rv.get("cold_lookup_p50_us")), fmt_num(rv["cold_lookups_per_second"])))
     lines.append("")
-    lines.append("Ratios for every proxy (value ÷ direct / value ÷ squid):")
+    lines.append("Ratios for every proxy (value ÷ direct / ÷ squid / ÷ nginx-proxy):")
     lines.append("")
-    lines.append("| metric | tinyproxy | squid | httpdns-proxy |")
-    lines.append("| --- | --- | --- | --- |")
+    lines.append("| metric | " + " | ".join(PROXIES) + " |")
+    lines.append("|" + " --- |" * (len(PROXIES) + 1))
     for label, keys in (("1 KiB req/s", ("keepalive_1k", "rps")),
+                        ("1 KiB CPU µs/request", ("keepalive_1k", "proxy_cpu_us_per_req")),
                         ("64 KiB req/s", ("keepalive_64k", "rps")),
+                        ("64 KiB CPU µs/request", ("keepalive_64k", "proxy_cpu_us_per_req")),
                         ("light p50", ("light_1k", "p50_ms")),
                         ("tunnel MB/s", ("tunnel_1g", "mb_per_s"))):
-        d, s = get(results, "direct", *keys), get(results, "squid", *keys)
+        d, s, n = (get(results, b, *keys) for b in ("direct", "squid", "nginx-proxy"))
         cells = []
         for t in PROXIES:
             v = get(results, t, *keys)
-            cells.append("%s / %s" % (ratio(v, d), ratio(v, s)))
+            cells.append("%s / %s / %s" % (ratio(v, d), ratio(v, s), ratio(v, n)))
         lines.append("| %s | %s |" % (label, " | ".join(cells)))
+    fp = [(t, get(results, t, "footprint")) for t in ("nginx-proxy", "httpdns-proxy")]
+    if any(f for _, f in fp):
+        lines.append("")
+        lines.append("Footprint (RSS of the process tree, MiB; file-backed = binary and libraries):")
+        lines.append("")
+        lines.append("| target | fresh (anon / file) | after 1 KiB keep-alive load | after %s s idle | after idle ÷ fresh |"
+                     % next(f["idle_seconds"] for _, f in fp if f))
+        lines.append("| --- | --- | --- | --- | --- |")
+        for t, f in fp:
+            if not f:
+                continue
+            mib = lambda k: f[k]["rss"] / 1024  # noqa: E731
+            lines.append("| %s | %.1f (%.1f / %.1f) | %.1f | %.1f | %.2f× |"
+                         % (t, mib("fresh"), f["fresh"]["anon"] / 1024, f["fresh"]["file"] / 1024,
+                            mib("after_load"), mib("after_idle"), mib("after_idle") / mib("fresh")))
+        f = get(results, "httpdns-proxy", "footprint")
+        if f and "binary_bytes" in f:
+            lines.append("")
+            lines.append("httpdns-proxy binary: %.1f MiB as built, %s stripped."
+                         % (f["binary_bytes"] / 2**20, "%.1f MiB" % (f["stripped_bytes"] / 2**20)
+                            if "stripped_bytes" in f else "— MiB"))
     ceiling = results.get("ceiling")
     if ceiling:
         lines.append("")
@@ -1017,6 +1161,8 @@ def main():
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--command", default="")
     ap.add_argument("--resolver-bench", default="")
+    ap.add_argument("--access-log", choices=["on", "off"], default="on")
+    ap.add_argument("--idle-seconds", type=int, default=60)
     args = ap.parse_args()
     args.scenarios = [s for s in args.scenarios.split(",") if s]
     args.targets = [t for t in args.targets.split(",") if t]

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark httpdns-proxy against a direct connection, tinyproxy and squid (issue 6).
+# Benchmark httpdns-proxy against a direct connection, tinyproxy, squid and nginx as a
+# keep-alive proxy (issues 6 and 16).
 # Loopback only; every load is bounded in time and count; everything started is stopped on
 # exit. Not run by CI. Results: a markdown table on stdout, bench/out/results.json and
 # bench/out/results.md; server logs in bench/out/logs/. See docs/benchmarks.md.
@@ -9,24 +10,34 @@ usage() {
   cat <<'EOF'
 usage: bench/run.sh [options]
 
-  --scenarios LIST        comma-separated: keepalive,light,tunnel,idle,resolver (default: all five)
+  --scenarios LIST        comma-separated: keepalive,light,tunnel,idle,resolver,footprint
+                          (default: all six)
                             keepalive  wrk -t2 -c64 absolute-form GET of 1 KiB and 64 KiB
                             light      wrk -t1 -c1 GET of 1 KiB (latency one app pays)
                             tunnel     curl -p -x: 1 GiB through a CONNECT tunnel
                             idle       RSS growth with N idle CONNECT tunnels
                             resolver   cached resolve ns/lookup and cold resolve through a
                                        fake HTTPDNS service (Benchmarks/ResolverBench)
+                            footprint  RSS of httpdns-proxy and nginx-proxy fresh, after the
+                                       1 KiB keep-alive load and after an idle minute;
+                                       binary size as built and stripped
                           optional (not in the default set):
                             ceiling    1 GiB through minimal relays (bench/relay.py: 64 KiB
                                        and 1 MiB read/write, splice) next to direct and
                                        httpdns-proxy: what the tunnel path could reach
-  --targets LIST          comma-separated: direct,tinyproxy,squid,httpdns-proxy (default: all)
+  --targets LIST          comma-separated: direct,tinyproxy,squid,nginx-proxy,httpdns-proxy
+                          (default: all). nginx-proxy is nginx with 2 workers and an upstream
+                          keep-alive pool: the anchor for HTTP figures (it has no CONNECT, so
+                          tunnel and idle leave it out)
   --duration SECONDS      length of each wrk run (default 10)
   --rounds N              wrk rounds over all targets; medians are reported (default 3:
                           the median of 3 sets one disturbed run aside)
   --tunnels N             idle tunnels for squid and httpdns-proxy (default 9000)
   --tinyproxy-tunnels N   idle tunnels for tinyproxy (default 9000)
   --tunnel-runs N         1 GiB downloads per target, the median is reported (default 5)
+  --access-log on|off     httpdns-proxy's access log, to a file (default on: how users run it;
+                          the reference proxies run with theirs off)
+  --idle-seconds N        idle time in the footprint scenario (default 60)
   --profile               also record a perf profile of httpdns-proxy (1 KiB keep-alive and
                           a 1 GiB tunnel); reports in bench/out/perf-*.txt
   --proxy-bin PATH        use this httpdns-proxy binary instead of building one
@@ -37,15 +48,17 @@ usage: bench/run.sh [options]
   --max-seconds N         hard limit for the whole run (default 1800)
   -h, --help              this text
 
-The default full run takes about 9-10 minutes (plus the first release build).
+The default full run takes about 14 minutes (plus the first release build).
 EOF
 }
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO_ROOT=$(pwd)
 
-SCENARIOS=keepalive,light,tunnel,idle,resolver
-TARGETS=direct,tinyproxy,squid,httpdns-proxy
+SCENARIOS=keepalive,light,tunnel,idle,resolver,footprint
+TARGETS=direct,tinyproxy,squid,nginx-proxy,httpdns-proxy
+ACCESS_LOG=on
+IDLE_SECONDS=60
 DURATION=10
 ROUNDS=3
 TUNNELS=9000
@@ -74,6 +87,8 @@ while [ $# -gt 0 ]; do
     --tinyproxy-tunnels) need_value "$@"; TINY_TUNNELS=$2; shift 2 ;;
     --tunnel-runs) need_value "$@"; TUNNEL_RUNS=$2; shift 2 ;;
     --profile) PROFILE=--profile; shift ;;
+    --access-log) need_value "$@"; ACCESS_LOG=$2; shift 2 ;;
+    --idle-seconds) need_value "$@"; IDLE_SECONDS=$2; shift 2 ;;
     --proxy-bin) need_value "$@"; PROXY_BIN=$2; shift 2 ;;
     --rev) need_value "$@"; REV=$2; shift 2 ;;
     --no-build) BUILD=0; shift ;;
@@ -84,7 +99,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-for n in "$DURATION" "$ROUNDS" "$TUNNELS" "$TINY_TUNNELS" "$TUNNEL_RUNS" "$MAX_SECONDS"; do
+case "$ACCESS_LOG" in on|off) ;; *) die "--access-log must be on or off" ;; esac
+for n in "$DURATION" "$ROUNDS" "$TUNNELS" "$TINY_TUNNELS" "$TUNNEL_RUNS" "$MAX_SECONDS" "$IDLE_SECONDS"; do
   [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -gt 0 ] || die "not a positive number: $n"
 done
 [ "$DURATION" -ge 2 ] && [ "$DURATION" -le 120 ] || die "--duration must be 2..120 seconds"
@@ -179,6 +195,7 @@ timeout -s TERM -k 30 "$MAX_SECONDS" python3 bench/harness.py \
   --workdir "$WORKDIR" --out "$OUT" --proxy-bin "$PROXY_BIN" \
   --scenarios "$SCENARIOS" --targets "$TARGETS" --duration "$DURATION" --rounds "$ROUNDS" \
   --tunnels "$TUNNELS" --tinyproxy-tunnels "$TINY_TUNNELS" --tunnel-runs "$TUNNEL_RUNS" \
-  --nofile "$HARD" --command "$COMMAND" --resolver-bench "$RESOLVER_BENCH" $PROFILE &
+  --nofile "$HARD" --command "$COMMAND" --resolver-bench "$RESOLVER_BENCH" \
+  --access-log "$ACCESS_LOG" --idle-seconds "$IDLE_SECONDS" $PROFILE &
 HARNESS_PID=$!
 wait "$HARNESS_PID"

@@ -100,6 +100,7 @@ struct ServeCommand: AsyncParsableCommand {
         try await serviceGroup.run()
         resolvers.shutdown()
         try await group.shutdownGracefully()
+        accessLog.flush()  // lines of the last loop ticks
     }
 }
 

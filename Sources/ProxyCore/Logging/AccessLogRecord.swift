@@ -71,38 +71,135 @@ public struct AccessLogRecord: Sendable, Equatable {
 
     /// The record as one JSON object (no trailing newline).
     public func jsonLine(timestamp: String) -> String {
-        var out = "{\"ts\":\"\(timestamp)\",\"type\":\"\(kind.rawValue)\""
-        out.reserveCapacity(384)
-        func str(_ key: String, _ value: String?) {
-            out += ",\"\(key)\":"
-            if let value { JSONText.appendQuoted(value, to: &out) } else { out += "null" }
+        var line = JSONLine(bytes: [])
+        appendJSON(to: &line, timestamp: Array(timestamp.utf8))
+        return String(decoding: line.bytes, as: UTF8.self)
+    }
+
+    /// Appends the record as one JSON object (no trailing newline): bytes straight into the log
+    /// buffer, no intermediate strings.
+    func appendJSON(to out: inout JSONLine, timestamp: [UInt8]) {
+        out.raw("{\"ts\":\"")
+        out.bytes += timestamp
+        out.raw("\",\"type\":\"")
+        out.raw(kind.rawValue)
+        out.raw("\"")
+        out.string("client", client)
+        out.string("user", user)
+        out.string("method", method)
+        out.string("scheme", scheme)
+        out.string("host", host)
+        out.raw(",\"port\":")
+        out.decimal(port)
+        out.string("path", path)
+        out.string("ip", dialedIP)
+        out.string("source", source)
+        out.raw(reused ? ",\"reused\":true" : ",\"reused\":false")
+        out.raw(tls ? ",\"tls\":true" : ",\"tls\":false")
+        out.raw(",\"tls_resumed\":")
+        out.raw(tlsResumed.map { $0 ? "true" : "false" } ?? "null")
+        out.raw(",\"status\":")
+        out.decimal(status)
+        out.raw(",\"bytes_up\":")
+        out.decimal(bytesUp)
+        out.raw(",\"bytes_down\":")
+        out.decimal(bytesDown)
+        out.milliseconds("resolve_ms", resolveMs)
+        out.milliseconds("connect_ms", connectMs)
+        out.milliseconds("tls_ms", tlsMs)
+        out.milliseconds("ttfb_ms", ttfbMs)
+        out.milliseconds("total_ms", totalMs)
+        out.string("error", error)
+        out.raw("}")
+    }
+}
+
+/// A JSON line being built as UTF-8 bytes.
+struct JSONLine {
+    var bytes: [UInt8]
+
+    mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func raw(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// `,"key":"value"` (escaped) or `,"key":null`.
+    mutating func string(_ key: StaticString, _ value: String?) {
+        raw(",\"")
+        raw(key)
+        raw("\":")
+        guard let value else { return raw("null") }
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): raw("\\\"")
+            case UInt8(ascii: "\\"): raw("\\\\")
+            case UInt8(ascii: "\n"): raw("\\n")
+            case UInt8(ascii: "\r"): raw("\\r")
+            case UInt8(ascii: "\t"): raw("\\t")
+            case 0..<0x20:
+                raw("\\u00")
+                bytes.append(Self.hex[Int(byte >> 4)])
+                bytes.append(Self.hex[Int(byte & 0xF)])
+            default: bytes.append(byte)  // UTF-8 of a Swift String is valid: copied as it is
+            }
         }
-        func num(_ key: String, _ value: Double?) {
-            out += ",\"\(key)\":"
-            if let value { out += JSONText.formatMs(value) } else { out += "null" }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    mutating func decimal(_ value: Int) {
+        if value < 0 {
+            bytes.append(UInt8(ascii: "-"))
+            // magnitude as UInt: Int.min has no positive Int
+            return unsigned(value.magnitude)
         }
-        str("client", client)
-        str("user", user)
-        str("method", method)
-        str("scheme", scheme)
-        str("host", host)
-        out += ",\"port\":\(port)"
-        str("path", path)
-        str("ip", dialedIP)
-        str("source", source)
-        out += ",\"reused\":\(reused)"
-        out += ",\"tls\":\(tls)"
-        out += ",\"tls_resumed\":" + (tlsResumed.map { "\($0)" } ?? "null")
-        out += ",\"status\":\(status)"
-        out += ",\"bytes_up\":\(bytesUp),\"bytes_down\":\(bytesDown)"
-        num("resolve_ms", resolveMs)
-        num("connect_ms", connectMs)
-        num("tls_ms", tlsMs)
-        num("ttfb_ms", ttfbMs)
-        num("total_ms", totalMs)
-        str("error", error)
-        out += "}"
-        return out
+        unsigned(UInt(value))
+    }
+
+    private mutating func unsigned(_ value: UInt) {
+        if value < 10 { return bytes.append(UInt8(ascii: "0") + UInt8(value)) }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        var rest = value
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while rest > 0 {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+                count += 1
+            }
+            bytes.append(contentsOf: buffer[(20 - count)...])
+        }
+    }
+
+    /// `,"key":12.345` — milliseconds rounded to microseconds, trailing zeros dropped (`12`,
+    /// `0.5`), or `null`. Same text as `JSONText.formatMs`.
+    mutating func milliseconds(_ key: StaticString, _ value: Double?) {
+        raw(",\"")
+        raw(key)
+        raw("\":")
+        guard let value else { return raw("null") }
+        guard value.isFinite, abs(value) < 1e12 else { return raw(JSONText.formatMs(value)) }
+        let micros = Int((value * 1000).rounded())
+        if micros < 0 { bytes.append(UInt8(ascii: "-")) }
+        let magnitude = micros.magnitude
+        unsigned(magnitude / 1000)
+        var fraction = magnitude % 1000
+        guard fraction != 0 else { return }
+        bytes.append(UInt8(ascii: "."))
+        var width = 3
+        while fraction % 10 == 0 { fraction /= 10; width -= 1 }
+        var divisor: UInt = width == 3 ? 100 : width == 2 ? 10 : 1
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
+            divisor /= 10
+        }
     }
 }
 

@@ -4,14 +4,24 @@ import Glibc
 import Musl
 #endif
 import NIOConcurrencyHelpers
+import NIOPosix
 import ProxyConfig
 
-/// Writes access-log lines to a file descriptor (stdout or an appended file), one write(2) per line so
-/// lines from different event loops never interleave.
+/// Writes access-log lines to a file descriptor (stdout or an appended file).
+///
+/// Lines are formatted straight into bytes and gathered per event loop: the first line of a loop
+/// tick schedules one flush at the end of that tick (after the I/O events it is handling), so a
+/// busy loop writes many lines with one write(2) and a quiet one still writes each line at once —
+/// no timer, no added delay. A buffer that reaches `flushThreshold` is written immediately, so
+/// memory stays bounded. Every write carries whole lines, so lines from different loops never
+/// interleave. `flush()` writes what is left (shutdown).
 public final class AccessLogWriter: Sendable {
     private let fd: Int32?
     private let ownsFD: Bool
-    private let lock = NIOLock()
+    private let writeLock = NIOLock()
+    private let buffers: ThreadSpecificVariable<LineBuffer>
+    private let allBuffers = NIOLockedValueBox<[LineBuffer]>([])
+    static let flushThreshold = 64 * 1024
 
     public init(target: AccessLogDestination) throws {
         switch target {
@@ -29,21 +39,82 @@ public final class AccessLogWriter: Sendable {
             fd = opened
             ownsFD = true
         }
+        buffers = ThreadSpecificVariable()
     }
 
     deinit {
+        flush()
         if ownsFD, let fd { close(fd) }
     }
 
     public var isEnabled: Bool { fd != nil }
 
     public func write(_ record: AccessLogRecord) {
-        guard let fd else { return }
-        var line = record.jsonLine(timestamp: Timestamp.iso8601Now())
-        line += "\n"
-        lock.withLock {
-            FileDescriptorOutput.writeAll(line, to: fd)
+        guard fd != nil else { return }
+        guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else {
+            // Not on an event loop (tests, shutdown paths): one line, one write.
+            var line = LineBuffer()
+            line.lock.withLockVoid { line.append(record) }
+            drain(line)
+            return
         }
+        let buffer = threadBuffer()
+        let (first, full) = buffer.lock.withLock { () -> (Bool, Bool) in
+            let wasEmpty = buffer.bytes.isEmpty
+            buffer.append(record)
+            return (wasEmpty, buffer.bytes.count >= Self.flushThreshold)
+        }
+        if full {
+            drain(buffer)
+        } else if first {
+            loop.execute { self.drain(buffer) }
+        }
+    }
+
+    /// Writes every buffered line now.
+    public func flush() {
+        for buffer in allBuffers.withLockedValue({ $0 }) { drain(buffer) }
+    }
+
+    private func threadBuffer() -> LineBuffer {
+        if let buffer = buffers.currentValue { return buffer }
+        let buffer = LineBuffer()
+        buffers.currentValue = buffer
+        allBuffers.withLockedValue { $0.append(buffer) }
+        return buffer
+    }
+
+    private func drain(_ buffer: LineBuffer) {
+        guard let fd else { return }
+        // Take the bytes out under the buffer's lock, write them under the file's: lines from
+        // other loops wait for the file only, never for this loop's formatting.
+        let bytes: [UInt8] = buffer.lock.withLock {
+            let taken = buffer.bytes
+            buffer.bytes.removeAll(keepingCapacity: true)
+            return taken
+        }
+        guard !bytes.isEmpty else { return }
+        writeLock.withLock { FileDescriptorOutput.writeAll(bytes, to: fd) }
+    }
+}
+
+/// One event loop's pending lines. Its lock is uncontended except when `flush()` runs elsewhere.
+final class LineBuffer: @unchecked Sendable {
+    let lock = NIOLock()
+    var bytes: [UInt8] = []
+    var clock = TimestampCache()
+
+    init() { bytes.reserveCapacity(4096) }
+
+    /// Call with `lock` held.
+    func append(_ record: AccessLogRecord) {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var line = JSONLine(bytes: bytes)
+        bytes = []  // keep one owner of the storage while appending (no copy)
+        record.appendJSON(to: &line, timestamp: clock.stamp(ts))
+        line.bytes.append(UInt8(ascii: "\n"))
+        bytes = line.bytes
     }
 }
 
@@ -51,20 +122,26 @@ enum FileDescriptorOutput {
     /// write(2) until done; a failing log destination drops the line rather than stalling the proxy.
     static func writeAll(_ text: String, to fd: Int32) {
         var text = text
-        text.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                #if canImport(Glibc)
-                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                #else
-                let n = Musl.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                #endif
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += n
+        text.withUTF8 { writeAll($0, to: fd) }
+    }
+
+    static func writeAll(_ bytes: [UInt8], to fd: Int32) {
+        bytes.withUnsafeBufferPointer { writeAll($0, to: fd) }
+    }
+
+    static func writeAll(_ buffer: UnsafeBufferPointer<UInt8>, to fd: Int32) {
+        var offset = 0
+        while offset < buffer.count {
+            #if canImport(Glibc)
+            let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            #else
+            let n = Musl.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            #endif
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
             }
+            offset += n
         }
     }
 }
@@ -74,19 +151,49 @@ public struct AccessLogError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// UTC timestamps with millisecond precision, e.g. 2026-11-22T05:21:59.123Z.
+/// UTC timestamps with millisecond precision, e.g. 2026-11-22T05:21:59.123Z. The text up to the
+/// seconds is formatted once per second.
+struct TimestampCache {
+    private var second: Int = -1
+    private var prefix: [UInt8] = []  // "2026-11-22T05:21:59."
+
+    mutating func stamp(_ ts: timespec) -> [UInt8] {
+        let seconds = Int(ts.tv_sec)
+        if seconds != second {
+            second = seconds
+            var raw = ts.tv_sec
+            var tm = tm()
+            gmtime_r(&raw, &tm)
+            var out: [UInt8] = []
+            out.reserveCapacity(24)
+            func pad(_ v: Int32, _ width: Int) {
+                let digits = Array(String(v).utf8)
+                for _ in digits.count..<max(width, digits.count) { out.append(UInt8(ascii: "0")) }
+                out += digits
+            }
+            pad(tm.tm_year + 1900, 4); out.append(UInt8(ascii: "-"))
+            pad(tm.tm_mon + 1, 2); out.append(UInt8(ascii: "-"))
+            pad(tm.tm_mday, 2); out.append(UInt8(ascii: "T"))
+            pad(tm.tm_hour, 2); out.append(UInt8(ascii: ":"))
+            pad(tm.tm_min, 2); out.append(UInt8(ascii: ":"))
+            pad(tm.tm_sec, 2); out.append(UInt8(ascii: "."))
+            prefix = out
+        }
+        let ms = Int(ts.tv_nsec / 1_000_000)
+        var out = prefix
+        out.append(UInt8(ascii: "0") + UInt8(ms / 100))
+        out.append(UInt8(ascii: "0") + UInt8(ms / 10 % 10))
+        out.append(UInt8(ascii: "0") + UInt8(ms % 10))
+        out.append(UInt8(ascii: "Z"))
+        return out
+    }
+}
+
 enum Timestamp {
     static func iso8601Now() -> String {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
-        var seconds = ts.tv_sec
-        var tm = tm()
-        gmtime_r(&seconds, &tm)
-        let ms = Int(ts.tv_nsec / 1_000_000)
-        func pad(_ v: Int32, _ width: Int = 2) -> String {
-            let s = String(v)
-            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
-        }
-        return "\(tm.tm_year + 1900)-\(pad(tm.tm_mon + 1))-\(pad(tm.tm_mday))T\(pad(tm.tm_hour)):\(pad(tm.tm_min)):\(pad(tm.tm_sec)).\(pad(Int32(ms), 3))Z"
+        var cache = TimestampCache()
+        return String(decoding: cache.stamp(ts), as: UTF8.self)
     }
 }

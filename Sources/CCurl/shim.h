@@ -13,6 +13,13 @@ static inline CURLcode ccurl_global_init_default(void) {
     return curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+/* libcurl's own version number ("7.88.1"). curl_version() would also ask libldap for its
+ * version, which initialises SASL and dlopens its plugins; curl_version_info does not. */
+static inline const char *ccurl_version_number(void) {
+    curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
+    return info && info->version ? info->version : "unknown";
+}
+
 static inline CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
 }

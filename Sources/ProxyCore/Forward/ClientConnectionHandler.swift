@@ -169,7 +169,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .connectUpstream(let route, let avoiding, let allowPooled):
             if allowPooled, let pooled = pool.take(route.poolKey) {
                 env.metrics?.poolReuses.increment()
-                attach(pooled, info: UpstreamConnectInfo(pooled: true, dialedIP: pooled.dialedAddress?.ipAddress, writable: pooled.isWritable))
+                attach(pooled, info: UpstreamConnectInfo(pooled: true, dialedIP: pooled.dialedIP, writable: pooled.isWritable))
             } else {
                 connect(route, avoiding: avoiding, context: context)
             }

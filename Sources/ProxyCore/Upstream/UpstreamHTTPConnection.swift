@@ -43,7 +43,11 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     /// Raw bytes left over while switching to a tunnel (after an HTTP upgrade).
     private(set) var collected: [NIOAny]?
     private var awaitingEnd = false
-    var dialedAddress: SocketAddress?
+    var dialedAddress: SocketAddress? {
+        didSet { dialedIP = dialedAddress?.ipAddress }
+    }
+    /// `dialedAddress` as text, made once: every reuse from the pool logs it.
+    private(set) var dialedIP: String?
     /// The HTTP codec handlers in front of this one, removed by reference after an upgrade.
     var codecHandlers: (encoder: HTTPRequestEncoder, decoder: ByteToMessageHandler<UpstreamResponseDecoder>)?
 

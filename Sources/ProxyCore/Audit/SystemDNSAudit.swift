@@ -39,8 +39,12 @@ public final class SystemDNSAudit<C: Clock>: Service, Sendable where C.Duration 
     }
 
     func offer(host: String, answer: ResolvedAnswer) {
+        offer(host: host, addresses: answer.ipv4 + answer.ipv6, ttl: answer.ttl)
+    }
+
+    func offer(host: String, addresses: [String], ttl: Duration) {
         let now = clock.now
-        let outcome = state.withLockedValue { $0.offer(host: host, addresses: answer.ipv4 + answer.ipv6, ttl: answer.ttl, now: now) }
+        let outcome = state.withLockedValue { $0.offer(host: host, addresses: addresses, ttl: ttl, now: now) }
         switch outcome {
         case .queued: wakeSink.yield()
         case .dropped: metrics?.auditDropped()

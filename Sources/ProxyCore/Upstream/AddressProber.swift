@@ -64,9 +64,13 @@ public final class AddressProber: Service, Sendable {
     /// Queues `answer`'s addresses for probing when `host` is a probe domain that is due.
     @discardableResult
     func offer(host: String, answer: ResolvedAnswer) -> Bool {
-        guard ports[host] != nil else { return false }
-        let now = ContinuousClock.now
-        let offer = queue.withLockedValue { $0.offer(host, job: answer.ipv6 + answer.ipv4, interval: answer.ttl, now: now) }
+        offer(host: host, addresses: answer.ipv6 + answer.ipv4, ttl: answer.ttl, now: .now)
+    }
+
+    @discardableResult
+    func offer(host: String, addresses: [String], ttl: Duration, now: ContinuousClock.Instant) -> Bool {
+        guard ports[host] != nil, !addresses.isEmpty else { return false }
+        let offer = queue.withLockedValue { $0.offer(host, job: addresses, interval: ttl, now: now) }
         guard offer == .queued else { return false }
         wakeSink.yield()
         return true

@@ -102,6 +102,24 @@ struct HijackDetectionTests {
         #expect(try Self.domainStats(proxy, "localhost")?["systemChecks"] as? Int == 0)
     }
 
+    @Test(.enabled(if: ExternalTool.shouldRun("chromium (apt-get install chromium)", present: ExternalTool.chromium != nil)))
+    func theAdminPageListsDisagreements() throws {
+        let service = try FakeHTTPDNSService()
+        defer { service.stop() }
+        service.set("localhost", .init(ipv4: ["127.0.0.2"], ttl: 300))
+        let proxy = try ProxyProcess.launch(Self.auditArguments(service))
+        defer { proxy.stop() }
+        try Self.resolve(proxy, "localhost")
+        #expect(try AccessControlTests.eventually { (try Self.audit(proxy)["disagreements"] as? Int ?? 0) >= 1 }, proxy.diagnostics)
+
+        let dom = try HeadlessChromium.dumpDOM("http://127.0.0.1:\(proxy.adminPort)/", screenshot: nil)
+        let row = try #require(
+            AdminPageTests.element(in: dom, from: "<tr data-audit-host=\"localhost\"", to: "</tr>"), "no audit row in:\n\(dom.prefix(4000))")
+        #expect(row.contains(">mismatch<"), "\(row)")
+        #expect(row.contains("127.0.0.2"), "\(row)")
+        #expect(!dom.contains("<section id=\"audit-section\" hidden"), "the audit section must be shown")
+    }
+
     /// As root: the proxy runs in its own mount namespace whose /etc/hosts lies about a name.
     @Test func aLyingEtcHostsInAPrivateMountNamespaceIsCaught() throws {
         guard ExternalTool.isRoot, let unshare = ChildEnvironment.which("unshare") else {

@@ -1,5 +1,6 @@
 import Logging
 import NIOConcurrencyHelpers
+import ProxyConfig
 import Testing
 
 @testable import ProxyCore
@@ -139,6 +140,20 @@ import Testing
         #expect(state.offer(host: "a.test", addresses: ["192.0.2.1"], ttl: .seconds(60), now: Self.t0) == .queued)
         #expect(state.offer(host: "b.test", addresses: ["192.0.2.2"], ttl: .seconds(60), now: Self.t0) == .dropped)
         #expect(state.dropped == 1)
+    }
+
+    @Test func theBackgroundCheckOptionsNeedARestart() {
+        let fields: Set<String> = ["compareSystemDNS", "compareRate", "probeDomains"]
+        #expect(ProxyServer.reloadableFields.isDisjoint(with: fields))
+        for provider in ProviderKind.allCases {
+            #expect(ResolverStack.reloadableFields(for: provider).isDisjoint(with: fields), "\(provider)")
+        }
+        // They are configuration fields, so a reload that changes them reports "needs a restart".
+        var changed = ProxyConfiguration.defaults
+        changed.compareSystemDNS = true
+        changed.compareRate = 0.5
+        changed.probeDomains = [ProbeTarget(host: "api.test")]
+        #expect(Set(changed.differingFields(from: .defaults)) == fields)
     }
 
     // MARK: the service

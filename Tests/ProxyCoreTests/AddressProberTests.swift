@@ -28,6 +28,19 @@ import Testing
         // A refresh of the same name within its TTL is not probed again.
         #expect(!prober.offer(host: "api.test", addresses: ["127.0.0.2"], ttl: .seconds(300), now: Self.t0 + .seconds(225)))
         #expect(prober.offer(host: "api.test", addresses: ["127.0.0.2"], ttl: .seconds(300), now: Self.t0 + .seconds(300)))
+        // After a network change the next answer is probed at once.
+        prober.networkDidChange()
+        #expect(prober.offer(host: "api.test", addresses: ["127.0.0.2"], ttl: .seconds(300), now: Self.t0 + .seconds(301)))
+    }
+
+    @Test func aNameListedWithTwoPortsIsProbedOnBoth() async {
+        let dialed = NIOLockedValueBox<[Int]>([])
+        let prober = Self.prober([ProbeTarget(host: "api.test", port: 443), ProbeTarget(host: "api.test", port: 8443)], health: IPHealthRegistry()) { address, _ in
+            dialed.withLockedValue { $0.append(address.port!) }
+            return .connected(.milliseconds(1))
+        }
+        await prober.probe(host: "api.test", addresses: ["127.0.0.2"])
+        #expect(dialed.withLockedValue { $0 }.sorted() == [443, 8443])
     }
 
     @Test func probesGoToTheTargetPortOfAllowedAddressesOnlyAndTeachTheHealthTable() async {

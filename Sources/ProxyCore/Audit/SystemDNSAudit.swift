@@ -38,6 +38,12 @@ public final class SystemDNSAudit<C: Clock>: Service, Sendable where C.Duration 
         feed.subscribe { [weak self] host, answer in self?.offer(host: host, answer: answer) }
     }
 
+    /// The network changed (see the network-change monitor): answers that come in from now on are
+    /// compared again even if their names were compared within their TTL.
+    public func networkDidChange() {
+        state.withLockedValue { $0.forgetSchedule() }
+    }
+
     func offer(host: String, answer: ResolvedAnswer) {
         offer(host: host, addresses: answer.ipv4 + answer.ipv6, ttl: answer.ttl)
     }

@@ -57,6 +57,10 @@ struct SystemDNSAuditState<Instant: InstantProtocol & Sendable>: Sendable where 
         return queue.offer(host, job: addresses, interval: ttl, now: now)
     }
 
+    mutating func forgetSchedule() {
+        queue.forgetSchedule()
+    }
+
     /// What to do now. A lookup takes a token; a wait takes none (ask again after it).
     mutating func next(now: Instant) -> Next {
         guard queue.count > 0 else { return .idle }

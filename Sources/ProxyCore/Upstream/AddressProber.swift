@@ -30,7 +30,8 @@ public final class AddressProber: Service, Sendable {
     /// Connects in flight at once.
     static let maxConcurrent = 8
 
-    private let ports: [String: Int]
+    /// Probe ports by name (a name listed with several ports is probed on each).
+    private let ports: [String: [Int]]
     private let queue: NIOLockedValueBox<RecheckQueue<[String], ContinuousClock.Instant>>
     private let health: IPHealthRegistry
     private let settings: @Sendable () -> Settings
@@ -44,8 +45,10 @@ public final class AddressProber: Service, Sendable {
         targets: [ProbeTarget], health: IPHealthRegistry, settings: @escaping @Sendable () -> Settings, dial: @escaping Dial,
         metrics: BackgroundCheckMetrics?, logger: Logger
     ) {
-        var ports: [String: Int] = [:]
-        for target in targets where ports[target.host] == nil { ports[target.host] = target.port }
+        var ports: [String: [Int]] = [:]
+        for target in targets where !(ports[target.host]?.contains(target.port) ?? false) {
+            ports[target.host, default: []].append(target.port)
+        }
         self.ports = ports
         self.queue = NIOLockedValueBox(RecheckQueue(capacity: Self.queueCapacity, minInterval: .seconds(60)))
         self.health = health
@@ -59,6 +62,12 @@ public final class AddressProber: Service, Sendable {
     /// Takes every new answer from `feed` (call once, before the service runs).
     public func watch(_ feed: HTTPDNSAnswerFeed) {
         feed.subscribe { [weak self] host, answer in self?.offer(host: host, answer: answer) }
+    }
+
+    /// The network changed (see the network-change monitor): answers that come in from now on are
+    /// probed again even if their names were probed within their TTL.
+    public func networkDidChange() {
+        queue.withLockedValue { $0.forgetSchedule() }
     }
 
     /// Queues `answer`'s addresses for probing when `host` is a probe domain that is due.
@@ -92,9 +101,9 @@ public final class AddressProber: Service, Sendable {
 
     /// Probes `addresses` of `host` (at most `maxConcurrent` at once) and records each result.
     func probe(host: String, addresses: [String]) async {
-        guard let port = ports[host] else { return }
+        guard let ports = ports[host] else { return }
         let settings = self.settings()
-        let targets = addresses.compactMap { try? SocketAddress(ipAddress: $0, port: port) }
+        let targets = ports.flatMap { port in addresses.compactMap { try? SocketAddress(ipAddress: $0, port: port) } }
             .filter { settings.policy.denialReason(for: $0) == nil }
         await withTaskGroup(of: Void.self) { group in
             var inFlight = 0

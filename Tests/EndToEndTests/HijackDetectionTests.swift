@@ -120,7 +120,9 @@ struct HijackDetectionTests {
         #expect(!dom.contains("<section id=\"audit-section\" hidden"), "the audit section must be shown")
     }
 
-    /// As root: the proxy runs in its own mount namespace whose /etc/hosts lies about a name.
+    /// As root: the proxy runs in its own mount namespace whose /etc/hosts lies about a name, and
+    /// whose /etc/nsswitch.conf says `hosts: files`, so a name missing from that file fails in the
+    /// system resolver without any DNS query leaving the machine.
     @Test func aLyingEtcHostsInAPrivateMountNamespaceIsCaught() throws {
         guard ExternalTool.isRoot, let unshare = ChildEnvironment.which("unshare") else {
             FileHandle.standardError.write(Data("""
@@ -132,7 +134,12 @@ struct HijackDetectionTests {
             return
         }
         let hosts = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-hosts-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: hosts) }
+        let nsswitch = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-nsswitch-\(UUID().uuidString)")
+        defer {
+            try? FileManager.default.removeItem(at: hosts)
+            try? FileManager.default.removeItem(at: nsswitch)
+        }
+        try "hosts: files\n".write(to: nsswitch, atomically: true, encoding: .utf8)
         try """
             127.0.0.1 localhost
             127.0.0.66 hijacked.test
@@ -143,23 +150,34 @@ struct HijackDetectionTests {
         defer { service.stop() }
         service.set("hijacked.test", .init(ipv4: ["127.0.0.5"], ttl: 300))
         service.set("honest.test", .init(ipv4: ["127.0.0.5"], ttl: 300))
+        // Not in the private /etc/hosts: the system resolver has no answer (NXDOMAIN injection).
+        service.set("blocked.test", .init(ipv4: ["127.0.0.5"], ttl: 300))
         // Private propagation (unshare's default): the bind mount never reaches the host's /etc/hosts.
-        let launcher = [unshare, "-m", "--propagation", "private", "sh", "-c", "mount --bind \"$0\" /etc/hosts && exec \"$@\"", hosts.path]
+        let script = "mount --bind \"$0\" /etc/hosts && mount --bind \"$1\" /etc/nsswitch.conf && shift && exec \"$@\""
+        let launcher = [unshare, "-m", "--propagation", "private", "sh", "-c", script, hosts.path, nsswitch.path]
         let proxy = try ProxyProcess.launch(Self.auditArguments(service) + ["--compare-rate", "100"], launcher: launcher)
         defer { proxy.stop() }
         try Self.resolve(proxy, "hijacked.test")
         try Self.resolve(proxy, "honest.test")
+        try Self.resolve(proxy, "blocked.test")
 
         var report: [String: Any] = [:]
         #expect(try AccessControlTests.eventually {
             report = try Self.audit(proxy)
-            return (report["comparisons"] as? Int ?? 0) >= 2
+            return (report["comparisons"] as? Int ?? 0) >= 3
         }, "\(report) \(proxy.diagnostics)")
         let recent = try #require(report["recent"] as? [[String: Any]])
-        #expect(recent.count == 1, "\(report)")
-        #expect(recent.first?["host"] as? String == "hijacked.test")
-        #expect(recent.first?["system"] as? [String] == ["127.0.0.66"])
-        #expect(recent.first?["httpdns"] as? [String] == ["127.0.0.5"])
+        #expect(recent.count == 2, "\(report)")
+        let hijacked = try #require(recent.first { $0["host"] as? String == "hijacked.test" }, "\(report)")
+        #expect(hijacked["kind"] as? String == "mismatch")
+        #expect(hijacked["system"] as? [String] == ["127.0.0.66"])
+        #expect(hijacked["httpdns"] as? [String] == ["127.0.0.5"])
+        let blocked = try #require(recent.first { $0["host"] as? String == "blocked.test" }, "\(report)")
+        #expect(blocked["kind"] as? String == "system_no_answer")
+        #expect(blocked["system"] as? [String] == [])
+        #expect((blocked["systemError"] as? String)?.isEmpty == false, "\(blocked)")
+        let metrics = try MetricsTests.scrape(proxy).samples
+        #expect(metrics["httpdns_proxy_system_dns_disagreements_total{kind=\"system_no_answer\"}"] == 1, "\(metrics)")
         #expect(try Self.domainStats(proxy, "honest.test")?["systemDisagreements"] as? Int == 0)
         #expect(!(try String(contentsOfFile: "/etc/hosts", encoding: .utf8)).contains("hijacked.test"), "the test's hosts file leaked")
     }

@@ -15,6 +15,7 @@ extension ConfigOption {
         logLevel, logFormat, accessLog, metrics,
         connectTimeout, ipBackoff, ipBackoffMax, upstreamTimeout, headerTimeout, clientIdleTimeout, tunnelIdleTimeout,
         poolMaxIdle, poolIdleTimeout, shutdownGrace, via, threads,
+        compareSystemDNS, compareRate, probeDomains,
     ]
 
     private static let durationExpectation = "expected a duration like 500ms, 3s, 1.5s, 5m or 1h (a bare number means seconds)"
@@ -309,6 +310,42 @@ extension ConfigOption {
         isList: true
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.preload = try domainNames(items)
+    }
+
+    // MARK: Hijack detection and address probing
+
+    public static let compareSystemDNS = ConfigOption(
+        name: "compare-system-dns", valueName: "bool",
+        help: "Also ask the system resolver, in the background, for names HTTPDNS answered and record disagreements (admin /audit): true or false (a bare --compare-system-dns means true)",
+        defaultText: "false", expectation: "expected true or false (also yes/no, 1/0)"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.compareSystemDNS = try boolean(single(items))
+    }
+
+    public static let compareRate = ConfigOption(
+        name: "compare-rate", valueName: "per-second",
+        help: "System resolver lookups per second at most for compare-system-dns (0.01 to 100; 0.2 is one every 5 s)",
+        defaultText: "1", expectation: "expected a number 0.01...100 like 1 or 0.2"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let text = single(items)
+        guard text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let rate = Double(text), (0.01...100).contains(rate) else {
+            throw .malformedValue(reason: "expected a number 0.01...100 like 1 or 0.2")
+        }
+        config.compareRate = rate
+    }
+
+    public static let probeDomains = ConfigOption(
+        name: "probe-domains", valueName: "host[:port]",
+        help: "Comma-separated host names (optionally :port, default 443) whose addresses are TCP-probed after each new answer, so the first connection goes to the fastest live address",
+        defaultText: "none", expectation: "expected HOST or HOST:PORT entries like api.example.com,cdn.example.com:8443",
+        isList: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        var targets: [ProbeTarget] = []
+        for item in items {
+            let target = try ProbeTarget(parsing: item)
+            if !targets.contains(target) { targets.append(target) }
+        }
+        config.probeDomains = targets
     }
 
     public static let connectPorts = ConfigOption(

@@ -69,6 +69,9 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("viaPseudonym", viaPseudonym),
             ("threads", "\(threads)"),
             ("configFile", text(configFile)),
+            ("compareSystemDNS", "\(compareSystemDNS)"),
+            ("compareRate", "\(compareRate)"),
+            ("probeDomains", list(probeDomains)),
         ]
     }
 

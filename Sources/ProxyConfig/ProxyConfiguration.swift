@@ -137,6 +137,14 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var threads: Int
     /// The YAML file the settings were read from, if any (for start-up logs). Default nil.
     public var configFile: String?
+    /// Ask the system resolver too for names HTTPDNS answered, in the background, and record where
+    /// the answers disagree (admin `/audit`). Default false.
+    public var compareSystemDNS: Bool = false
+    /// System resolver lookups per second at most for `compareSystemDNS`. Default 1.
+    public var compareRate: Double = 1
+    /// Names whose addresses are TCP-probed after each new answer, so the first connection goes to
+    /// the fastest live address. Default [].
+    public var probeDomains: [ProbeTarget] = []
 
     /// The documented defaults, used for every option no source sets.
     public static let defaults = ProxyConfiguration(

@@ -182,6 +182,19 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.threads.name), help: help(for: .threads))
     public var threads: String?
 
+    /// `--compare-system-dns` alone means true.
+    @Option(
+        name: .customLong(ConfigOption.compareSystemDNS.name), defaultAsFlag: "true", parsing: .next,
+        help: help(for: .compareSystemDNS)
+    )
+    public var compareSystemDNS: String? = nil
+
+    @Option(name: .customLong(ConfigOption.compareRate.name), help: help(for: .compareRate))
+    public var compareRate: String?
+
+    @Option(name: .customLong(ConfigOption.probeDomains.name), help: help(for: .probeDomains))
+    public var probeDomains: String?
+
     public init() {}
 
     /// The flags that were given, keyed by option name; repeated flags keep every value in order.
@@ -245,6 +258,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
         put(.shutdownGrace, shutdownGrace)
         put(.via, via)
         put(.threads, threads)
+        put(.compareSystemDNS, compareSystemDNS)
+        put(.compareRate, compareRate)
+        put(.probeDomains, probeDomains)
         return values
     }
 

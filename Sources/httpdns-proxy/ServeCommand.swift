@@ -63,6 +63,16 @@ struct ServeCommand: AsyncParsableCommand {
             metricsText = { metrics.text(cacheEntries: caching?.entryCount ?? 0) }
         }
         var services: [any Service] = resolvers.services
+        let audit = Self.systemDNSAudit(configuration, resolvers: resolvers, metrics: metrics?.checks, logger: logger)
+        var auditReport: (@Sendable () -> SystemDNSAuditReport)? = nil
+        if let audit {
+            services.append(audit)
+            auditReport = { audit.report }
+        }
+        if let prober = proxy.addressProber(metrics: metrics?.checks) {
+            prober.watch(resolvers.answers)
+            services.append(prober)
+        }
         if let admin = configuration.adminListen {
             services.append(
                 AdminServer(
@@ -74,7 +84,8 @@ struct ServeCommand: AsyncParsableCommand {
                     pac: proxy.pacSettings,
                     retirePooled: { host, eventLoop in proxy.retirePooledConnections(host: host, on: eventLoop) },
                     allowedClients: { proxy.allowedClients },
-                    reload: { let outcome = reloader.reload(trigger: "POST /reload"); return (outcome.ok, outcome.message) }
+                    reload: { let outcome = reloader.reload(trigger: "POST /reload"); return (outcome.ok, outcome.message) },
+                    audit: auditReport
                 )
             )
         }
@@ -104,6 +115,25 @@ struct ServeCommand: AsyncParsableCommand {
     }
 }
 
+extension ServeCommand {
+    /// `--compare-system-dns`: the audit, fed with the HTTPDNS answers (nil when off, or when the
+    /// provider is `system` or `static`, whose answers are not HTTPDNS's).
+    static func systemDNSAudit(
+        _ configuration: ProxyConfiguration, resolvers: ResolverStack, metrics: BackgroundCheckMetrics?, logger: Logger
+    ) -> SystemDNSAudit<ContinuousClock>? {
+        guard configuration.compareSystemDNS else { return nil }
+        guard resolvers.caching != nil, configuration.provider != .static else {
+            logger.warning(
+                "compare-system-dns has no effect: the provider is not an HTTPDNS service",
+                metadata: ["provider": "\(configuration.provider.rawValue)"])
+            return nil
+        }
+        let audit = SystemDNSAudit(rate: configuration.compareRate, stats: resolvers.stats, metrics: metrics, logger: logger)
+        audit.watch(resolvers.answers)
+        return audit
+    }
+}
+
 enum LoadedConfiguration {
     static func load(_ options: ServeOptions, environment: [String: String]) throws -> ProxyConfiguration {
         do {
@@ -120,6 +150,7 @@ struct MetricsSetup: Sendable {
     let registry: PrometheusCollectorRegistry
     let proxy: ProxyMetrics
     let resolver: ResolverMetrics
+    let checks: BackgroundCheckMetrics
 
     static func bootstrap(_ configuration: ProxyConfiguration) -> MetricsSetup? {
         guard configuration.metrics else { return nil }
@@ -132,7 +163,8 @@ struct MetricsSetup: Sendable {
         return MetricsSetup(
             registry: registry,
             proxy: ProxyMetrics(version: BuildInfo.version),
-            resolver: ResolverMetrics(provider: configuration.provider.rawValue)
+            resolver: ResolverMetrics(provider: configuration.provider.rawValue),
+            checks: BackgroundCheckMetrics()
         )
     }
 

@@ -17,14 +17,14 @@ import Testing
     @Test func registryNamesAreUniqueKebabCase() {
         let names = ConfigOption.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 56)
+        #expect(names.count == 59)
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
         #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["secret", "doh-access-key-secret", "proxy-auth"])
         #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["pac-bypass", "resolver-ip", "allow-destination", "allow-client", "proxy-auth", "tls-upgrade"])
         #expect(Set(ConfigOption.all.filter(\.isList).map(\.name))
-            == ["pac-bypass", "resolver-ip", "keepalive-domains", "preload", "allow-destination", "connect-ports", "tls-upgrade", "allow-client", "proxy-auth"])
+            == ["pac-bypass", "resolver-ip", "keepalive-domains", "preload", "allow-destination", "connect-ports", "tls-upgrade", "allow-client", "proxy-auth", "probe-domains"])
         #expect(ConfigOption.all.filter { !$0.isAllowedInFile }.map(\.name) == ["config"])
         #expect(ConfigOption.all.filter(\.isMapping).map(\.name) == ["spki-pins"])
         #expect(ConfigOption.all.filter { !$0.isAllowedInFlagsAndEnvironment }.map(\.name) == ["spki-pins"])
@@ -136,6 +136,7 @@ import Testing
             "HTTPDNS_PROXY_ALLOW_CLIENT": "1.2.3.4", "HTTPDNS_PROXY_PROXY_AUTH_REALM": "x",
             "HTTPDNS_PROXY_MAX_CONNECTIONS": "5", "HTTPDNS_PROXY_MAX_CONNECTIONS_PER_CLIENT": "5",
             "HTTPDNS_PROXY_METRICS": "false",
+            "HTTPDNS_PROXY_COMPARE_SYSTEM_DNS": "yes", "HTTPDNS_PROXY_COMPARE_RATE": "5",
         ])
         for option in ConfigOption.all where option.defaultText != "none" {
             #expect(fieldText(config, option.name) != fieldText(.defaults, option.name), "\(option.name)")

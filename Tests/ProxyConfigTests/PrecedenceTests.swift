@@ -141,6 +141,13 @@ let optionSamples: [OptionSample] = [
           file: ("no", "false"), env: ("yes", "true"), flag: (["0"], "false")),
     .init(name: "threads", defaultValue: "0",
           file: ("1", "1"), env: ("2", "2"), flag: (["1024"], "1024")),
+    .init(name: "compare-system-dns", defaultValue: "false",
+          file: ("yes", "true"), env: ("1", "true"), flag: (["false"], "false")),
+    .init(name: "compare-rate", defaultValue: "1.0",
+          file: ("0.2", "0.2"), env: ("5", "5.0"), flag: (["100"], "100.0")),
+    .init(name: "probe-domains", defaultValue: "",
+          file: ("[API.example.com, 'b.example:8443']", "api.example.com,b.example:8443"), env: ("c.example:443", "c.example"),
+          flag: (["d.example:80,e.example"], "d.example:80,e.example")),
 ]
 
 @Suite struct PrecedenceTests {

@@ -96,6 +96,9 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "shutdown-grace": "\(config.shutdownGrace.nanoseconds)"
     case "via": config.viaPseudonym
     case "threads": "\(config.threads)"
+    case "compare-system-dns": "\(config.compareSystemDNS)"
+    case "compare-rate": "\(config.compareRate)"
+    case "probe-domains": config.probeDomains.map(\.description).joined(separator: ",")
     default: nil
     }
 }

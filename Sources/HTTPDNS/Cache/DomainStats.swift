@@ -20,6 +20,10 @@ public struct DomainStats: Sendable, Equatable, Codable {
     /// `system` (fallback to system DNS); nil before any. Cache hits are counted in batches, but a
     /// name's hits are always reported before its next query.
     public var lastSource: String?
+    /// HTTPDNS answers compared with the system resolver's (`--compare-system-dns`).
+    public var systemChecks = 0
+    /// Of those, the ones where the system resolver disagreed (no common address, or no answer).
+    public var systemDisagreements = 0
 
     public init(name: String) {
         self.name = name

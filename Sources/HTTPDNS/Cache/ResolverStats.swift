@@ -127,6 +127,14 @@ public final class ResolverStats: Sendable {
         }
     }
 
+    /// One comparison of an HTTPDNS answer with the system resolver's (the system-DNS audit).
+    public func recordSystemComparison(_ name: String, disagreed: Bool) {
+        record(name) { counters in
+            counters.stats.systemChecks += 1
+            if disagreed { counters.stats.systemDisagreements += 1 }
+        }
+    }
+
     /// Per-domain counters, sorted by name, with the overflow bucket last when it was used.
     public func snapshot() -> [DomainStats] {
         flushPendingHits()

@@ -1,5 +1,5 @@
 /// The live admin page served at `/`: one self-contained HTML document (inline CSS and script, no
-/// external assets, works offline). Every 2 s its script reads `/stats`, `/cache`, `/health/ips`
+/// external assets, works offline). Every 2 s its script reads `/stats`, `/cache`, `/health/ips`, `/audit`
 /// and `/metrics` from the same listener and redraws. Data goes into the DOM as text only
 /// (`textContent`), never as markup: domain names come from clients.
 enum AdminPage {
@@ -60,6 +60,14 @@ enum AdminPage {
           <h2>Upstream addresses</h2>
           <table id="ips">
             <thead><tr><th>address</th><th>state</th><th>connect EWMA ms</th><th>back-off left</th><th>successes</th><th>failures</th><th>last failure</th></tr></thead>
+            <tbody></tbody>
+          </table>
+        </section>
+        <section id="audit-section" hidden>
+          <h2>System DNS disagreements</h2>
+          <p id="audit-summary" class="muted"></p>
+          <table id="audit">
+            <thead><tr><th>when</th><th>domain</th><th>kind</th><th>HTTPDNS</th><th>system DNS</th></tr></thead>
             <tbody></tbody>
           </table>
         </section>
@@ -239,6 +247,26 @@ enum AdminPage {
           });
         }
 
+        function renderAudit(audit) {
+          var section = document.getElementById("audit-section");
+          section.hidden = !audit || audit.comparisons === undefined;
+          if (section.hidden) return;
+          document.getElementById("audit-summary").textContent = audit.comparisons + " compared, " + audit.disagreements + " disagreed"
+            + (audit.dropped ? ", " + audit.dropped + " not compared (queue full)" : "");
+          var body = document.querySelector("#audit tbody");
+          body.textContent = "";
+          (audit.recent || []).forEach(function (d) {
+            var tr = el("tr");
+            tr.setAttribute("data-audit-host", d.host);
+            tr.appendChild(el("td", d.at));
+            tr.appendChild(el("td", d.host));
+            tr.appendChild(el("td", d.kind, "bad"));
+            tr.appendChild(el("td", (d.httpdns || []).join(" ")));
+            tr.appendChild(el("td", d.systemError || (d.system || []).join(" ")));
+            body.appendChild(tr);
+          });
+        }
+
         function renderErrors() {
           var list = document.getElementById("errors");
           list.textContent = "";
@@ -253,7 +281,7 @@ enum AdminPage {
           var health = fetch("/healthz", { cache: "no-store" }).then(function (r) { return r.ok ? "ok" : "draining"; }, function () { return "unreachable"; });
           var metrics = fetch("/metrics", { cache: "no-store" }).then(function (r) { return r.ok ? r.text() : null; }, function () { return null; });
           var empty = function () { return {}; };
-          Promise.all([health, getJSON("/stats").catch(empty), getJSON("/cache").catch(empty), getJSON("/health/ips").catch(empty), metrics])
+          Promise.all([health, getJSON("/stats").catch(empty), getJSON("/cache").catch(empty), getJSON("/health/ips").catch(empty), metrics, getJSON("/audit").catch(empty)])
             .then(function (r) {
               var h = document.getElementById("health");
               h.textContent = r[0];
@@ -261,6 +289,7 @@ enum AdminPage {
               renderDomains(r[1], r[2]);
               renderIPs(r[3]);
               renderMetrics(r[4]);
+              renderAudit(r[5]);
               renderErrors();
               document.getElementById("updated").textContent = new Date().toLocaleTimeString();
               document.body.setAttribute("data-refreshes", String(Number(document.body.getAttribute("data-refreshes") || 0) + 1));

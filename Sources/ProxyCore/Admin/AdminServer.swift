@@ -9,7 +9,7 @@ import ServiceLifecycle
 import Synchronization
 
 /// The admin listener (loopback by default): the live page at `/`, `/healthz`, `/stats`, `/cache`,
-/// `/resolve?host=`, `/health/ips`, `/proxy.pac`.
+/// `/resolve?host=`, `/health/ips`, `/audit`, `/proxy.pac`.
 public final class AdminServer: Service, Sendable {
     private let host: String
     private let port: Int
@@ -40,7 +40,8 @@ public final class AdminServer: Service, Sendable {
         pac: PACSettings? = nil,
         retirePooled: RetirePooledConnections? = nil,
         allowedClients: (@Sendable () -> [CIDR])? = nil,
-        reload: (@Sendable () -> (ok: Bool, message: String))? = nil
+        reload: (@Sendable () -> (ok: Bool, message: String))? = nil,
+        audit: (@Sendable () -> SystemDNSAuditReport)? = nil
     ) {
         self.allowedClients = allowedClients
         self.headerTimeout = headerTimeout
@@ -52,7 +53,7 @@ public final class AdminServer: Service, Sendable {
         self.logger = logger
         self.routes = AdminRoutes(
             resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining, access: access, metricsText: metricsText,
-            pac: pac, retirePooled: retirePooled, reload: reload
+            pac: pac, retirePooled: retirePooled, reload: reload, audit: audit
         )
     }
 
@@ -142,6 +143,8 @@ struct AdminRoutes: Sendable {
     var retirePooled: RetirePooledConnections? = nil
     /// `POST /reload` (nil: not offered).
     var reload: (@Sendable () -> (ok: Bool, message: String))? = nil
+    /// `/audit`: the system-DNS audit's report (nil: `--compare-system-dns` is off).
+    var audit: (@Sendable () -> SystemDNSAuditReport)? = nil
 
     func respond(
         method: HTTPMethod, path: String, query: [String: String], requestHost: String? = nil, on eventLoop: any EventLoop
@@ -169,6 +172,11 @@ struct AdminRoutes: Sendable {
             }
             let domains = resolvers.stats.snapshot().sorted { $0.name < $1.name }
             return eventLoop.makeSucceededFuture(.json(StatsBody(totals: resolvers.stats.totals(), domains: domains, access: access?())))
+        case (.GET, "/audit"):
+            guard let audit else {
+                return eventLoop.makeSucceededFuture(.text(.notFound, "the system DNS audit is off (--compare-system-dns)"))
+            }
+            return eventLoop.makeSucceededFuture(.json(audit()))
         case (.GET, "/health/ips"):
             let configuration = ipHealth?.configuration ?? IPHealthConfiguration()
             return eventLoop.makeSucceededFuture(
@@ -197,12 +205,12 @@ struct AdminRoutes: Sendable {
             }.recover { error in
                 .text(.badGateway, "\(host): \(error)")
             }
-        case (_, "/healthz"), (_, "/stats"), (_, "/resolve"), (_, "/health/ips"), (_, "/metrics"), (_, "/"), (_, "/proxy.pac"), (_, "/reload"):
+        case (_, "/healthz"), (_, "/stats"), (_, "/resolve"), (_, "/health/ips"), (_, "/metrics"), (_, "/"), (_, "/proxy.pac"), (_, "/reload"), (_, "/audit"):
             return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET"))
         case (_, "/cache"):
             return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET, or DELETE /cache?host=NAME to purge"))
         default:
-            return eventLoop.makeSucceededFuture(.text(.notFound, "not found: \(path.prefix(100)) (try /, /healthz, /metrics, /stats, /cache, /resolve?host=, /health/ips, /proxy.pac)"))
+            return eventLoop.makeSucceededFuture(.text(.notFound, "not found: \(path.prefix(100)) (try /, /healthz, /metrics, /stats, /cache, /resolve?host=, /health/ips, /audit, /proxy.pac)"))
         }
     }
 

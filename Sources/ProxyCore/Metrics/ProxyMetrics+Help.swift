@@ -15,6 +15,10 @@ extension ProxyMetrics {
         "httpdns_proxy_resolver_query_duration_seconds": "Round-trip time of queries to the HTTPDNS service, by provider.",
         "httpdns_proxy_resolver_fallbacks_total": "Times system DNS was used instead of HTTPDNS, by reason (no_answer, all_addresses_failed).",
         "httpdns_proxy_cache_entries": "Names in the DNS cache.",
+        "httpdns_proxy_system_dns_comparisons_total": "HTTPDNS answers compared with the system resolver's (--compare-system-dns).",
+        "httpdns_proxy_system_dns_disagreements_total": "Comparisons where the system resolver disagreed with HTTPDNS, by kind (mismatch: no common address; system_no_answer: the system resolver failed).",
+        "httpdns_proxy_system_dns_audit_dropped_total": "HTTPDNS answers not compared because the audit queue was full.",
+        "httpdns_proxy_address_probes_total": "TCP connect probes of answers for --probe-domains, by result (ok, refused, timeout, other).",
         "httpdns_proxy_config_reloads_total": "Configuration reloads by result.",
         "httpdns_proxy_build_info": "Always 1; the version label is the running build.",
     ]

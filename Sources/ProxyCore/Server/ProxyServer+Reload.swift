@@ -32,7 +32,9 @@ extension ProxyServer {
     /// The clients the ACL admits now (the admin listener follows it too).
     public var allowedClients: [CIDR] { admission.allowedBlocks }
 
-    /// The options a reload applies (configuration field names), and those that need a restart.
+    /// The options a reload applies (configuration field names); every other field needs a restart,
+    /// among them the background checks set up at start (`compareSystemDNS`, `compareRate`,
+    /// `probeDomains`).
     public static let reloadableFields: Set<String> = [
         "allowClients", "proxyAuth", "proxyAuthRealm", "maxConnections", "maxConnectionsPerClient",
         "connectPorts", "allowDestinations", "caFile", "tlsUpgrade", "spkiPins",

@@ -16,7 +16,7 @@ import ServiceLifecycle
 /// in-flight requests finish within the grace period, and closes what is left.
 public final class ProxyServer: Service, Sendable {
     let configuration: ProxyConfiguration
-    private let group: any EventLoopGroup
+    let group: any EventLoopGroup
     let env: ProxyEnvironment
     /// The listener's address once bound (a configured port 0 becomes the real port).
     let bound = NIOLockedValueBox<SocketAddress?>(nil)

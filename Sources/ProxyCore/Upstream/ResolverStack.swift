@@ -15,6 +15,9 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     public let services: [any Service]
     public let stats: ResolverStats
     public let caching: CachingResolver<ContinuousClock>?
+    /// New answers of the HTTPDNS service (alibaba, json, doh; not a static list), for the audit
+    /// and address probing.
+    public let answers: HTTPDNSAnswerFeed
     /// The provider queries go to and the families asked for: a reload swaps them (the cache stays).
     struct Querying: Sendable {
         var provider: any HTTPDNSProvider
@@ -36,6 +39,9 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     public init(configuration: ProxyConfiguration, logger: Logger, metrics: ResolverMetrics? = nil) {
         let stats = ResolverStats(metrics: metrics)
         self.stats = stats
+        let answers = HTTPDNSAnswerFeed()
+        self.answers = answers
+        let feedsAnswers = configuration.provider != .static
         self.logger = logger
         self.fallbackEnabled = configuration.systemFallback
         let families: AddressFamilies
@@ -81,7 +87,11 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
             batch = { hosts in
                 let current = querying.withLockedValue { $0 }
                 guard current.provider.supportsBatch else { return [:] }
-                return try await current.provider.resolveBatch(hosts, families: current.families)
+                let results = try await current.provider.resolveBatch(hosts, families: current.families)
+                if feedsAnswers {
+                    for case let (host, .success(answer)) in results { answers.publish(host, answer) }
+                }
+                return results
             }
         } else {
             batch = nil
@@ -91,7 +101,9 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
             clock: ContinuousClock(),
             query: { host in
                 let current = querying.withLockedValue { $0 }
-                return try await current.provider.resolve(host, families: current.families)
+                let answer = try await current.provider.resolve(host, families: current.families)
+                if feedsAnswers { answers.publish(host, answer) }
+                return answer
             },
             batchQuery: batch,
             stats: stats,

@@ -40,7 +40,8 @@ public final class AdminServer: Service, Sendable {
         pac: PACSettings? = nil,
         retirePooled: RetirePooledConnections? = nil,
         allowedClients: (@Sendable () -> [CIDR])? = nil,
-        reload: (@Sendable () -> (ok: Bool, message: String))? = nil
+        reload: (@Sendable () -> (ok: Bool, message: String))? = nil,
+        network: (@Sendable () -> NetworkChangeStats)? = nil
     ) {
         self.allowedClients = allowedClients
         self.headerTimeout = headerTimeout
@@ -52,7 +53,7 @@ public final class AdminServer: Service, Sendable {
         self.logger = logger
         self.routes = AdminRoutes(
             resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining, access: access, metricsText: metricsText,
-            pac: pac, retirePooled: retirePooled, reload: reload
+            pac: pac, retirePooled: retirePooled, reload: reload, network: network
         )
     }
 
@@ -142,6 +143,8 @@ struct AdminRoutes: Sendable {
     var retirePooled: RetirePooledConnections? = nil
     /// `POST /reload` (nil: not offered).
     var reload: (@Sendable () -> (ok: Bool, message: String))? = nil
+    /// The network monitor's counters for `/stats` (nil: not shown).
+    var network: (@Sendable () -> NetworkChangeStats)? = nil
 
     func respond(
         method: HTTPMethod, path: String, query: [String: String], requestHost: String? = nil, on eventLoop: any EventLoop
@@ -165,10 +168,11 @@ struct AdminRoutes: Sendable {
                 Response(status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metricsText()))
         case (.GET, "/stats"):
             guard let resolvers else {
-                return eventLoop.makeSucceededFuture(.json(StatsBody(totals: nil, domains: [], access: access?())))
+                return eventLoop.makeSucceededFuture(.json(StatsBody(totals: nil, domains: [], access: access?(), network: network?())))
             }
             let domains = resolvers.stats.snapshot().sorted { $0.name < $1.name }
-            return eventLoop.makeSucceededFuture(.json(StatsBody(totals: resolvers.stats.totals(), domains: domains, access: access?())))
+            return eventLoop.makeSucceededFuture(
+                .json(StatsBody(totals: resolvers.stats.totals(), domains: domains, access: access?(), network: network?())))
         case (.GET, "/health/ips"):
             let configuration = ipHealth?.configuration ?? IPHealthConfiguration()
             return eventLoop.makeSucceededFuture(
@@ -210,6 +214,7 @@ struct AdminRoutes: Sendable {
         var totals: DomainStats?
         var domains: [DomainStats]
         var access: AccessStats?
+        var network: NetworkChangeStats?
     }
 
     /// `/health/ips`: the back-off settings and every endpoint the proxy has dialed.

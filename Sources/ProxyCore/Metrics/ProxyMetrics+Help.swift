@@ -16,6 +16,7 @@ extension ProxyMetrics {
         "httpdns_proxy_resolver_fallbacks_total": "Times system DNS was used instead of HTTPDNS, by reason (no_answer, all_addresses_failed).",
         "httpdns_proxy_cache_entries": "Names in the DNS cache.",
         "httpdns_proxy_config_reloads_total": "Configuration reloads by result.",
+        "httpdns_proxy_network_changes_total": "Changes of the host's interface addresses seen by the network monitor (each refreshes the cache in the background).",
         "httpdns_proxy_build_info": "Always 1; the version label is the running build.",
     ]
 

@@ -63,6 +63,17 @@ struct ServeCommand: AsyncParsableCommand {
             metricsText = { metrics.text(cacheEntries: caching?.entryCount ?? 0) }
         }
         var services: [any Service] = resolvers.services
+        var networkMonitor: NetworkMonitor?
+        if configuration.networkMonitor {
+            let eventLoop = group.next()
+            let responder = NetworkChangeResponder(proxy: proxy, resolvers: resolvers, eventLoop: eventLoop, logger: logger)
+            networkMonitor = NetworkMonitor(
+                eventLoop: eventLoop, recorder: NetworkChangeRecorder(metrics: metrics?.proxy), logger: logger
+            ) { change in
+                await responder.respond(to: change)
+            }
+        }
+        let networkRecorder = networkMonitor?.recorder ?? NetworkChangeRecorder(monitor: "off")
         if let admin = configuration.adminListen {
             services.append(
                 AdminServer(
@@ -74,11 +85,13 @@ struct ServeCommand: AsyncParsableCommand {
                     pac: proxy.pacSettings,
                     retirePooled: { host, eventLoop in proxy.retirePooledConnections(host: host, on: eventLoop) },
                     allowedClients: { proxy.allowedClients },
-                    reload: { let outcome = reloader.reload(trigger: "POST /reload"); return (outcome.ok, outcome.message) }
+                    reload: { let outcome = reloader.reload(trigger: "POST /reload"); return (outcome.ok, outcome.message) },
+                    network: { networkRecorder.snapshot }
                 )
             )
         }
         services.append(proxy)
+        if let networkMonitor { services.append(networkMonitor) }
         services.append(ReloadOnSIGHUP(reloader: reloader))
         logger.info(
             "starting",

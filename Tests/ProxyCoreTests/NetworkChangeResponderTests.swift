@@ -2,6 +2,7 @@ import HTTPDNS
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import ProxyConfig
 import Testing
 
 @testable import ProxyCore
@@ -100,5 +101,15 @@ import Testing
             tasks.cancelAll()
         }
         #expect(provider.queries == ["origin.test", "origin.test"], "one query per cached name, no more")
+    }
+
+    /// `--network-monitor` is set up at start: a reload reports it as needing a restart.
+    @Test func theOptionNeedsARestart() {
+        var changed = ProxyConfiguration.defaults
+        changed.networkMonitor = false
+        #expect(ProxyConfiguration.defaults.networkMonitor)
+        #expect(changed.differingFields(from: .defaults) == ["networkMonitor"])
+        let live = ProxyServer.reloadableFields.union(ResolverStack.reloadableFields(for: .json))
+        #expect(!live.contains("networkMonitor"))
     }
 }

@@ -4,7 +4,7 @@ import Testing
 
 /// After a network change every cached name is refreshed once, spread over time, while the old
 /// answers keep being served (the cache is never wiped).
-@Suite struct NetworkRefreshTests {
+@Suite(.timeLimit(.minutes(1))) struct NetworkRefreshTests {
     typealias Cache = DNSCache<ManualClock.Instant>
 
     func t(_ seconds: Double) -> ManualClock.Instant { ManualClock.Instant(offset: .seconds(seconds)) }

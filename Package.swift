@@ -39,6 +39,9 @@ let package = Package(
             pkgConfig: "libxcrypt",
             providers: [.apt(["libcrypt-dev"])]
         ),
+        // A few lines of C for the netlink socket the network monitor reads (Linux only; elsewhere it
+        // reports ENOSYS and the monitor polls).
+        .target(name: "CNetlink"),
         .target(
             name: "ProxyConfig",
             dependencies: [
@@ -80,6 +83,7 @@ let package = Package(
             dependencies: [
                 "ProxyConfig",
                 "CCrypt",
+                "CNetlink",
                 "HTTPDNS",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 "OpenSSLTLS",

@@ -12,7 +12,7 @@ extension ConfigOption {
         connectPorts, allowDestination,
         allowClient, proxyAuth, proxyAuthRealm, maxConnections, maxConnectionsPerClient,
         caFile, tlsUpgrade, spkiPins,
-        logLevel, logFormat, accessLog, metrics,
+        logLevel, logFormat, accessLog, metrics, networkMonitor,
         connectTimeout, ipBackoff, ipBackoffMax, upstreamTimeout, headerTimeout, clientIdleTimeout, tunnelIdleTimeout,
         poolMaxIdle, poolIdleTimeout, shutdownGrace, via, threads,
         compareSystemDNS, compareRate, probeDomains,
@@ -475,6 +475,14 @@ extension ConfigOption {
         defaultText: "true", expectation: "expected true or false (also yes/no, 1/0)"
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.metrics = try boolean(single(items))
+    }
+
+    public static let networkMonitor = ConfigOption(
+        name: "network-monitor", valueName: "bool",
+        help: "Watch the host's addresses and routes; on a real change reset per-IP health and pooled connections and refresh cached names in the background: true or false",
+        defaultText: "true", expectation: "expected true or false (also yes/no, 1/0)"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.networkMonitor = try boolean(single(items))
     }
 
     public static let connectTimeout = durationOption(

@@ -56,6 +56,7 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("logFormat", logFormat.rawValue),
             ("accessLog", "\(accessLog)"),
             ("metrics", "\(metrics)"),
+            ("networkMonitor", "\(networkMonitor)"),
             ("connectTimeout", duration(connectTimeout)),
             ("ipBackoff", duration(ipBackoff)),
             ("ipBackoffMax", duration(ipBackoffMax)),

@@ -108,6 +108,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var accessLog: AccessLogDestination
     /// Record Prometheus metrics (served at the admin `/metrics`). Default true.
     public var metrics: Bool
+    /// Watch the host's addresses and routes (netlink, else polling) and respond to a real change:
+    /// per-IP health and pooled connections reset, cached names refreshed in the background. Default true.
+    public var networkMonitor: Bool = true
     /// Limit for TCP connect to one origin, across all its resolved addresses. Default 10s.
     public var connectTimeout: TimeAmount
     /// An origin address (IP and port) that failed is dialed after every other address for this

@@ -146,6 +146,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.metrics.name), help: help(for: .metrics))
     public var metrics: String?
 
+    @Option(name: .customLong(ConfigOption.networkMonitor.name), help: help(for: .networkMonitor))
+    public var networkMonitor: String?
+
     @Option(name: .customLong(ConfigOption.connectTimeout.name), help: help(for: .connectTimeout))
     public var connectTimeout: String?
 
@@ -246,6 +249,7 @@ public struct ServeOptions: ParsableArguments, Sendable {
         put(.logFormat, logFormat)
         put(.accessLog, accessLog)
         put(.metrics, metrics)
+        put(.networkMonitor, networkMonitor)
         put(.connectTimeout, connectTimeout)
         put(.ipBackoff, ipBackoff)
         put(.ipBackoffMax, ipBackoffMax)

@@ -69,10 +69,26 @@ struct ServeCommand: AsyncParsableCommand {
             services.append(audit)
             auditReport = { audit.report }
         }
-        if let prober = proxy.addressProber(metrics: metrics?.checks) {
+        let prober = proxy.addressProber(metrics: metrics?.checks)
+        if let prober {
             prober.watch(resolvers.answers)
             services.append(prober)
         }
+        var networkMonitor: NetworkMonitor?
+        if configuration.networkMonitor {
+            let eventLoop = group.next()
+            let responder = NetworkChangeResponder(proxy: proxy, resolvers: resolvers, eventLoop: eventLoop, logger: logger)
+            networkMonitor = NetworkMonitor(
+                eventLoop: eventLoop, recorder: NetworkChangeRecorder(metrics: metrics?.proxy), logger: logger
+            ) { change in
+                await responder.respond(to: change)
+                // Answers refreshed for the new network are compared and probed again at once,
+                // not after each name's interval.
+                audit?.networkDidChange()
+                prober?.networkDidChange()
+            }
+        }
+        let networkRecorder = networkMonitor?.recorder ?? NetworkChangeRecorder(monitor: "off")
         if let admin = configuration.adminListen {
             services.append(
                 AdminServer(
@@ -85,11 +101,13 @@ struct ServeCommand: AsyncParsableCommand {
                     retirePooled: { host, eventLoop in proxy.retirePooledConnections(host: host, on: eventLoop) },
                     allowedClients: { proxy.allowedClients },
                     reload: { let outcome = reloader.reload(trigger: "POST /reload"); return (outcome.ok, outcome.message) },
-                    audit: auditReport
+                    audit: auditReport,
+                    network: { networkRecorder.snapshot }
                 )
             )
         }
         services.append(proxy)
+        if let networkMonitor { services.append(networkMonitor) }
         services.append(ReloadOnSIGHUP(reloader: reloader))
         logger.info(
             "starting",

@@ -139,6 +139,8 @@ let optionSamples: [OptionSample] = [
           file: ("1", "1"), env: ("2", "2"), flag: (["3"], "3")),
     .init(name: "metrics", defaultValue: "true",
           file: ("no", "false"), env: ("yes", "true"), flag: (["0"], "false")),
+    .init(name: "network-monitor", defaultValue: "true",
+          file: ("false", "false"), env: ("yes", "true"), flag: (["0"], "false")),
     .init(name: "threads", defaultValue: "0",
           file: ("1", "1"), env: ("2", "2"), flag: (["1024"], "1024")),
     .init(name: "compare-system-dns", defaultValue: "false",

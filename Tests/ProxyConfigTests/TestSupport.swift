@@ -78,6 +78,7 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "max-connections": "\(config.maxConnections)"
     case "max-connections-per-client": "\(config.maxConnectionsPerClient)"
     case "metrics": "\(config.metrics)"
+    case "network-monitor": "\(config.networkMonitor)"
     case "ca-file": config.caFile ?? "none"
     case "tls-upgrade": config.tlsUpgrade.map(\.description).joined(separator: ",")
     case "spki-pins": config.spkiPins.keys.sorted().map { "\($0)=\(config.spkiPins[$0]!.joined(separator: "+"))" }.joined(separator: ",")

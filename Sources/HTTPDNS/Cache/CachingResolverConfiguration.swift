@@ -16,6 +16,10 @@ public struct CachingResolverConfiguration: Sendable {
     /// Names per batch query (preload and prefetch) when the provider supports batches. Default 5,
     /// the Alibaba batch API's limit.
     public var batchSize: Int
+    /// After a network change every cached name is refreshed once, one request (a name, or a
+    /// batch of `batchSize` names) per this interval, so the service sees a trickle rather than a
+    /// burst. Default 100 ms.
+    public var networkRefreshSpacing: Duration = .milliseconds(100)
 
     public init(
         cache: DNSCacheConfiguration = .init(),

@@ -32,6 +32,11 @@ extension DNSCache {
     }
 
     private func prefetchDeadline(of entry: DNSCacheEntry, now: Duration, keepalive: Set<String>, hotThreshold: Int) -> Duration? {
+        if let due = entry.refreshDueAt, case .answer? = entry.value, !entry.refreshing {
+            // Asked for once (network change): any servable answer, hot or not.
+            guard configuration.immutable || now < entry.expiresAt + configuration.maxStale else { return nil }
+            return max(due, entry.retryAt ?? due)
+        }
         guard case .answer? = entry.value, !entry.refreshing, entry.ttl > .zero else {
             // Free slots, negative answers, and zero TTLs (whose prefetch point would be "now"
             // forever: a busy loop against the service).
@@ -68,5 +73,25 @@ extension DNSCache {
         guard let slot = index[name.cacheKey] else { return }
         entries[slot].refreshing = false
         entries[slot].retryAt = offset(now) + configuration.refreshRetryInterval
+        // A network-change refresh is tried once: an unreachable service is not asked again for
+        // every cached name.
+        entries[slot].refreshDueAt = nil
+    }
+
+    /// Marks every answer that can still be served for one background refresh, spread out: the
+    /// first `groupSize` names (most recently used first) are due at `now`, the next group
+    /// `spacing` later, and so on. Answers stay and are served meanwhile. Returns how many names
+    /// were marked.
+    public mutating func scheduleRefreshOfAll(now: Instant, groupSize: Int, spacing: Duration) -> Int {
+        let now = offset(now)
+        let groupSize = max(1, groupSize)
+        var marked = 0
+        for slot in slotsByRecency() {
+            guard case .answer? = entries[slot].value else { continue }
+            guard configuration.immutable || now < entries[slot].expiresAt + configuration.maxStale else { continue }
+            entries[slot].refreshDueAt = now + spacing * (marked / groupSize)
+            marked += 1
+        }
+        return marked
     }
 }

@@ -20,6 +20,9 @@ struct DNSCacheEntry: Sendable {
     var refreshing: Bool
     /// After a failed refresh, no new refresh before this offset.
     var retryAt: Duration?
+    /// A one-off refresh asked for at this offset whether or not the name is hot (the host's
+    /// network changed); cleared by the refresh's outcome.
+    var refreshDueAt: Duration?
     /// Hits not yet added to the per-domain statistics (see `DNSCache.takeUnreportedHits`).
     var unreported = HitCounts()
 }

@@ -41,7 +41,8 @@ public final class AdminServer: Service, Sendable {
         retirePooled: RetirePooledConnections? = nil,
         allowedClients: (@Sendable () -> [CIDR])? = nil,
         reload: (@Sendable () -> (ok: Bool, message: String))? = nil,
-        audit: (@Sendable () -> SystemDNSAuditReport)? = nil
+        audit: (@Sendable () -> SystemDNSAuditReport)? = nil,
+        network: (@Sendable () -> NetworkChangeStats)? = nil
     ) {
         self.allowedClients = allowedClients
         self.headerTimeout = headerTimeout
@@ -53,7 +54,7 @@ public final class AdminServer: Service, Sendable {
         self.logger = logger
         self.routes = AdminRoutes(
             resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining, access: access, metricsText: metricsText,
-            pac: pac, retirePooled: retirePooled, reload: reload, audit: audit
+            pac: pac, retirePooled: retirePooled, reload: reload, audit: audit, network: network
         )
     }
 
@@ -145,6 +146,8 @@ struct AdminRoutes: Sendable {
     var reload: (@Sendable () -> (ok: Bool, message: String))? = nil
     /// `/audit`: the system-DNS audit's report (nil: `--compare-system-dns` is off).
     var audit: (@Sendable () -> SystemDNSAuditReport)? = nil
+    /// The network monitor's counters for `/stats` (nil: not shown).
+    var network: (@Sendable () -> NetworkChangeStats)? = nil
 
     func respond(
         method: HTTPMethod, path: String, query: [String: String], requestHost: String? = nil, on eventLoop: any EventLoop
@@ -168,10 +171,11 @@ struct AdminRoutes: Sendable {
                 Response(status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metricsText()))
         case (.GET, "/stats"):
             guard let resolvers else {
-                return eventLoop.makeSucceededFuture(.json(StatsBody(totals: nil, domains: [], access: access?())))
+                return eventLoop.makeSucceededFuture(.json(StatsBody(totals: nil, domains: [], access: access?(), network: network?())))
             }
             let domains = resolvers.stats.snapshot().sorted { $0.name < $1.name }
-            return eventLoop.makeSucceededFuture(.json(StatsBody(totals: resolvers.stats.totals(), domains: domains, access: access?())))
+            return eventLoop.makeSucceededFuture(
+                .json(StatsBody(totals: resolvers.stats.totals(), domains: domains, access: access?(), network: network?())))
         case (.GET, "/audit"):
             guard let audit else {
                 return eventLoop.makeSucceededFuture(.text(.notFound, "the system DNS audit is off (--compare-system-dns)"))
@@ -218,6 +222,7 @@ struct AdminRoutes: Sendable {
         var totals: DomainStats?
         var domains: [DomainStats]
         var access: AccessStats?
+        var network: NetworkChangeStats?
     }
 
     /// `/health/ips`: the back-off settings and every endpoint the proxy has dialed.

@@ -41,6 +41,7 @@ public final class ProxyMetrics: Sendable {
     let poolReuses: Counter
     private let reloads: [Counter]
     private let buildInfo: Gauge
+    private let networkChanges: Counter
 
     public init(version: String, factory: any MetricsFactory = MetricsSystem.factory) {
         var requests: [Counter] = []
@@ -77,6 +78,7 @@ public final class ProxyMetrics: Sendable {
         reloads = ["ok", "error"].map { Counter(label: "httpdns_proxy_config_reloads_total", dimensions: [("result", $0)], factory: factory) }
         buildInfo = Gauge(label: "httpdns_proxy_build_info", dimensions: [("version", version)], factory: factory)
         buildInfo.record(1)
+        networkChanges = Counter(label: "httpdns_proxy_network_changes_total", factory: factory)
         // Zero-valued series exist from the start, so rates and alerts see them before the first event.
         clientConnections.set(0)
         tunnels.set(0)
@@ -115,5 +117,10 @@ public final class ProxyMetrics: Sendable {
 
     public func reloaded(ok: Bool) {
         reloads[ok ? 0 : 1].increment()
+    }
+
+    /// The host's interface addresses changed (the network monitor).
+    func networkChanged() {
+        networkChanges.increment()
     }
 }

@@ -39,6 +39,11 @@ public final class IPHealthRegistry: Sendable {
         return table.withLockedValue { $0.state(of: endpoint, now: now) }
     }
 
+    /// Forgets every endpoint (the host's network changed: what was learned no longer holds).
+    public func reset() {
+        table.withLockedValue { $0.reset() }
+    }
+
     public func snapshot() -> [IPHealthSnapshot] {
         let now = self.now()
         return table.withLockedValue { $0.snapshot(now: now) }

@@ -143,6 +143,11 @@ public struct IPHealthTable: Sendable {
         entries[endpoint] = entry
     }
 
+    /// Forgets every endpoint: back-offs and connect times alike.
+    public mutating func reset() {
+        entries.removeAll()
+    }
+
     private mutating func evictLeastRecentlyUsed() {
         guard let oldest = entries.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key else { return }
         entries[oldest] = nil

@@ -31,6 +31,8 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     let staticList: StaticListProvider?
     let transport: CurlTransport?
     let families: AddressFamilies
+    /// `ip-family` as configured (a reload may change it): `auto` is detected again on a network change.
+    private let familySetting: NIOLockedValueBox<IPFamily>
     private let logger: Logger
     let fallbackEnabled: Bool
     public let description: String
@@ -52,6 +54,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
         case .auto: families = HostAddressFamilies.detect()
         }
         self.families = families
+        self.familySetting = NIOLockedValueBox(configuration.ipFamily)
 
         guard configuration.provider != .system else {
             upstreamResolver = SystemResolver()
@@ -238,6 +241,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     /// swapped under the cache, which stays; the cache's clamps; the fallback. Callers check
     /// `canReload` first.
     public func reload(to new: ProxyConfiguration, changed: Set<String>) {
+        familySetting.withLockedValue { $0 = new.ipFamily }
         guard let querying, let caching, let httpdns, let transport else { return }
         if new.provider != .static, !changed.isDisjoint(with: Self.providerFields) {
             // A new provider starts its server rotation afresh; an unchanged one keeps it.
@@ -248,6 +252,18 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
         }
         caching.reconfigureCache(Self.cacheConfiguration(new))
         httpdns.setSystemFallback(new.systemFallback)
+    }
+
+    /// With `ip-family auto`: the families this host can use now, swapped in when they differ
+    /// from those asked for (returned then; nil otherwise).
+    func redetectFamilies() -> AddressFamilies? {
+        guard let querying, familySetting.withLockedValue({ $0 }) == .auto else { return nil }
+        let detected = HostAddressFamilies.detect()
+        return querying.withLockedValue { current -> AddressFamilies? in
+            guard current.families != detected else { return nil }
+            current.families = detected
+            return detected
+        }
     }
 
     public func shutdown() {

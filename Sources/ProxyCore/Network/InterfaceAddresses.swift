@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The addresses that say which network this host is on, compared before and after a netlink
+/// event: IPv4 addresses and IPv6 /64 prefixes of interfaces that are up, without loopback,
+/// link-local, multicast or unspecified ones. IPv6 counts by prefix so that privacy (temporary)
+/// addresses rotating within the same /64, and SLAAC churn, are not a change; joining another
+/// network changes the prefix.
+public struct InterfaceAddresses: Hashable, Sendable {
+    /// `10.0.0.5`, `2001:db8:1:2::/64`.
+    public private(set) var keys: Set<String>
+
+    public init(keys: Set<String> = []) {
+        self.keys = keys
+    }
+
+    public var ipv4Count: Int { keys.count { !$0.contains(":") } }
+    public var ipv6Count: Int { keys.count { $0.contains(":") } }
+
+    /// Adds one interface address (4 or 16 bytes in network order); ignored when it does not
+    /// identify a network.
+    mutating func add(_ bytes: [UInt8]) {
+        if let key = Self.key(bytes) { keys.insert(key) }
+    }
+
+    static func key(_ bytes: [UInt8]) -> String? {
+        switch bytes.count {
+        case 4:
+            switch bytes[0] {
+            case 0, 127: return nil  // unspecified "this network", loopback
+            case 169 where bytes[1] == 254: return nil  // link-local
+            case 224...255: return nil  // multicast, reserved, broadcast
+            default: return bytes.map(String.init).joined(separator: ".")
+            }
+        case 16:
+            if bytes[0..<15].allSatisfy({ $0 == 0 }) { return nil }  // :: and ::1
+            if bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80 { return nil }  // fe80::/10
+            if bytes[0] == 0xFF { return nil }  // multicast
+            if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+                return key(Array(bytes[12..<16]))  // IPv4-mapped
+            }
+            let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+            return groups.joined(separator: ":") + "::/64"
+        default:
+            return nil
+        }
+    }
+
+    /// The interface addresses now (getifaddrs; no traffic). Empty when getifaddrs fails.
+    public static func current() -> InterfaceAddresses {
+        var result = InterfaceAddresses()
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return result }
+        defer { freeifaddrs(list) }
+        var cursor = list
+        while let entry = cursor {
+            defer { cursor = entry.pointee.ifa_next }
+            guard let address = entry.pointee.ifa_addr, entry.pointee.ifa_flags & UInt32(IFF_UP) != 0 else { continue }
+            switch Int32(address.pointee.sa_family) {
+            case AF_INET:
+                let raw = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+                result.add(withUnsafeBytes(of: raw) { Array($0) })
+            case AF_INET6:
+                let raw = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+                result.add(withUnsafeBytes(of: raw) { Array($0) })
+            default:
+                continue
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Glibc
+
+/// A network namespace made for one test (`ip netns add`) and removed by `remove()`. Needs root
+/// and iproute2; `skipReason` says loudly why a test cannot have one.
+final class NetworkNamespace: @unchecked Sendable {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    let name: String
+    let ip: String
+    private var removed = false
+
+    /// Why no namespace can be made here (printed as SKIPPED by the caller), or nil.
+    static func skipReason() -> String? {
+        guard ExternalTool.isRoot else { return "needs root (network namespaces)" }
+        guard let ip = ChildEnvironment.which("ip") else { return "needs ip (iproute2)" }
+        let probe = "hp-probe-\(getpid())"
+        guard (try? ExternalTool.run(ip, ["netns", "add", probe], timeout: .seconds(10)).exitCode) == 0 else {
+            return "'ip netns add' is not permitted here"
+        }
+        _ = try? ExternalTool.run(ip, ["netns", "del", probe], timeout: .seconds(10))
+        return nil
+    }
+
+    static func printSkipped(_ test: String, _ reason: String) {
+        let banner = String(repeating: "!", count: 78)
+        FileHandle.standardError.write(Data("\(banner)\n!! SKIPPED: \(test): \(reason)\n\(banner)\n".utf8))
+        print("SKIPPED: \(test): \(reason)")
+    }
+
+    init(name: String) throws {
+        guard let ip = ChildEnvironment.which("ip") else { throw Failure(description: "ip (iproute2) missing") }
+        self.ip = ip
+        self.name = name
+        _ = try? ExternalTool.run(ip, ["netns", "del", name], timeout: .seconds(10))  // a leftover of a killed run
+        try run(["netns", "add", name])
+        try ipHere(["link", "set", "lo", "up"])
+    }
+
+    deinit { remove() }
+
+    /// Deletes the namespace (and every interface in it). Idempotent.
+    func remove() {
+        guard !removed else { return }
+        removed = true
+        _ = try? ExternalTool.run(ip, ["netns", "del", name], timeout: .seconds(10))
+    }
+
+    /// `ip -n NAME ARGS...`, which must succeed.
+    func ipHere(_ arguments: [String]) throws {
+        try run(["-n", name] + arguments)
+    }
+
+    /// `ip netns exec NAME COMMAND...`.
+    func exec(_ command: [String], timeout: Duration = .seconds(10)) throws -> ExternalTool.Result {
+        try ExternalTool.run(ip, ["netns", "exec", name] + command, timeout: timeout)
+    }
+
+    /// The launcher that runs a program inside the namespace (for `ProxyProcess`).
+    var launcher: [String] { [ip, "netns", "exec", name] }
+
+    private func run(_ arguments: [String]) throws {
+        let result = try ExternalTool.run(ip, arguments, timeout: .seconds(10))
+        guard result.exitCode == 0 else {
+            throw Failure(description: "ip \(arguments.joined(separator: " ")) failed (\(result.exitCode)): \(result.stderr)")
+        }
+    }
+
+    /// Runs `body` on a thread that joined the namespace, so that sockets it creates (a listener:
+    /// NIO creates the socket on the calling thread, before handing it to an event loop) live in
+    /// the namespace. Connections accepted later belong to the listener's namespace, whichever
+    /// thread serves them. The thread ends with `body`.
+    func enter<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
+        let result = LockedResult<T>()
+        let path = "/run/netns/\(name)"
+        let thread = Thread {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                result.set(.failure(Failure(description: "open \(path): \(String(cString: strerror(errno)))")))
+                return
+            }
+            defer { close(fd) }
+            guard Self.setns(fd, Self.cloneNewNet) == 0 else {
+                result.set(.failure(Failure(description: "setns \(path): \(String(cString: strerror(errno)))")))
+                return
+            }
+            result.set(Result { try body() })
+        }
+        thread.start()
+        return try result.wait().get()
+    }
+
+    /// CLONE_NEWNET (linux/sched.h): only a network namespace is joined.
+    private static let cloneNewNet: Int32 = 0x4000_0000
+
+    /// glibc's setns(2), looked up at run time (its declaration needs _GNU_SOURCE).
+    private static let setns: @convention(c) (Int32, Int32) -> Int32 = {
+        guard let symbol = dlsym(nil, "setns") else {  // nil: RTLD_DEFAULT on glibc
+            return { _, _ in errno = ENOSYS; return -1 }
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+    }()
+
+    private final class LockedResult<T: Sendable>: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var value: Result<T, any Error>?
+
+        func set(_ value: Result<T, any Error>) {
+            condition.lock()
+            self.value = value
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func wait() -> Result<T, any Error> {
+            condition.lock()
+            defer { condition.unlock() }
+            while value == nil { condition.wait() }
+            return value!
+        }
+    }
+}

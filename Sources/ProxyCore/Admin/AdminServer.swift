@@ -168,7 +168,8 @@ struct AdminRoutes: Sendable {
                 return eventLoop.makeSucceededFuture(.json(StatsBody(totals: nil, domains: [], access: access?())))
             }
             let domains = resolvers.stats.snapshot().sorted { $0.name < $1.name }
-            return eventLoop.makeSucceededFuture(.json(StatsBody(totals: resolvers.stats.totals(), domains: domains, access: access?())))
+            return eventLoop.makeSucceededFuture(.json(StatsBody(
+                totals: resolvers.stats.totals(), domains: domains, access: access?(), alibabaScheduler: resolvers.schedulerSnapshot)))
         case (.GET, "/health/ips"):
             let configuration = ipHealth?.configuration ?? IPHealthConfiguration()
             return eventLoop.makeSucceededFuture(
@@ -210,6 +211,8 @@ struct AdminRoutes: Sendable {
         var totals: DomainStats?
         var domains: [DomainStats]
         var access: AccessStats?
+        /// Alibaba v2 service-IP scheduling (absent for other providers).
+        var alibabaScheduler: AlibabaSchedulerSnapshot? = nil
     }
 
     /// `/health/ips`: the back-off settings and every endpoint the proxy has dialed.

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import HTTPDNSTestSupport
 import Testing
 
@@ -72,6 +73,46 @@ struct AlibabaV2ResolutionTests {
         #expect(response.status == 502, "\(response.bodyText)")
         #expect(response.bodyText.contains("disable"), "\(response.bodyText)")
         #expect(service.queryRequests.isEmpty)
+    }
+
+    /// A reload from v1 to v2 builds a v2 provider whose scheduler must run (the launcher's flags
+    /// fix the provider; the file switches the API).
+    @Test func aReloadIntoV2StartsScheduling() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let service = try FakeAlibabaV2Service(account: "139450", secretHex: Self.secret)
+        defer { service.stop() }
+        service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
+        service.setSchedule(.ips(["127.0.0.1"]))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("reload-v2-\(UUID().uuidString).yaml").path
+        defer { unlink(file) }
+        try "alibaba-api: v1\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let arguments = [
+            "--config", file, "--provider", "alibaba", "--resolver-url", "http://localhost:\(service.port)", "--resolver-ip", "127.0.0.1",
+            "--account-id", "139450", "--system-fallback", "false", "--allow-destination", "127.0.0.0/8", "--ip-family", "ipv4",
+        ]
+        let proxy = try ProxyProcess.launch(arguments, environment: ["HTTPDNS_PROXY_SECRET": Self.secret])
+        defer { proxy.stop() }
+        let stats = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/stats", proxy: nil)
+        #expect(!stats.bodyText.contains("alibabaScheduler"), "v1 has no scheduling")
+
+        try "alibaba-api: v2\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let answer = try ReloadTests.reload(proxy)
+        #expect(answer.status == 200, "\(answer.bodyText)")
+        #expect(answer.bodyText.contains("applied to new requests: alibabaAPI"), "\(answer.bodyText)")
+        let response = try Curl.fetch("http://origin.test:\(origin.port)/hello", proxy: proxy.proxyURL)
+        #expect(response.status == 200, "\(response.bodyText) \(proxy.diagnostics)")
+        #expect(service.queryRequests.count == 1)
+        // The new provider's scheduler runs: its start fetch reaches the service (polled: it
+        // runs beside the query, nothing to wait on in between).
+        var scheduler: [String: Any]?
+        for _ in 0..<100 where scheduler?["lastResult"] as? String != "ok" {
+            let stats = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/stats", proxy: nil)
+            scheduler = (try JSONSerialization.jsonObject(with: stats.body) as? [String: Any])?["alibabaScheduler"] as? [String: Any]
+            if scheduler?["lastResult"] as? String != "ok" { usleep(50_000) }
+        }
+        #expect(scheduler?["lastResult"] as? String == "ok", "\(String(describing: scheduler))")
+        #expect(service.scheduleRequests.count == 1)
     }
 
     @Test func resolveCommandAsksSchedulingFirst() throws {

@@ -19,8 +19,13 @@ public final class AlibabaServiceScheduler: Service, Sendable {
         public var refreshInterval: Duration
         public var timeout: Duration
         public var caFile: String?
+        /// Whether scheduled IPv6 service IPs are used (not when this host has no IPv6 route).
+        public var useIPv6ServiceIPs: Bool
 
-        public init(serviceRoot: String, accountID: String, secret: String?, sdkVersion: String, refreshInterval: Duration, timeout: Duration, caFile: String?) {
+        public init(
+            serviceRoot: String, accountID: String, secret: String?, sdkVersion: String, refreshInterval: Duration, timeout: Duration,
+            caFile: String?, useIPv6ServiceIPs: Bool = true
+        ) {
             var root = serviceRoot
             while root.hasSuffix("/") { root.removeLast() }
             self.serviceRoot = root
@@ -30,6 +35,7 @@ public final class AlibabaServiceScheduler: Service, Sendable {
             self.refreshInterval = refreshInterval
             self.timeout = timeout
             self.caFile = caFile
+            self.useIPv6ServiceIPs = useIPv6ServiceIPs
         }
     }
 
@@ -124,7 +130,8 @@ public final class AlibabaServiceScheduler: Service, Sendable {
         for ip in bootstrap.isEmpty ? [nil] : bootstrap.map(Optional.some) {
             if Task.isCancelled { return }
             switch await fetch(from: ip) {
-            case .success(let schedule):
+            case .success(var schedule):
+                if !settings.useIPv6ServiceIPs { schedule.serviceIPs.removeAll { $0.contains(":") } }
                 apply(schedule, trigger: trigger, from: ip)
                 return
             case .failure(let reason):

@@ -24,7 +24,8 @@ extension ResolverStack {
                 sdkVersion: alibabaSDKVersion,
                 refreshInterval: configuration.schedulerRefresh.duration,
                 timeout: configuration.resolverTimeout.duration,
-                caFile: configuration.resolverCAFile
+                caFile: configuration.resolverCAFile,
+                useIPv6ServiceIPs: HostAddressFamilies.detect().wantsIPv6
             ),
             servers: servers,
             transport: transport,

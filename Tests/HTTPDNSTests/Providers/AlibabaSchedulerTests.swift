@@ -62,7 +62,10 @@ import Testing
         let scheduler: AlibabaServiceScheduler
         let fetches: AsyncStream<AlibabaSchedulerSnapshot>
 
-        init(_ service: FakeAlibabaV2Service, transport: CurlTransport, bootstrap: [String] = ["127.0.0.1"], refresh: Duration = .seconds(3600)) {
+        init(
+            _ service: FakeAlibabaV2Service, transport: CurlTransport, bootstrap: [String] = ["127.0.0.1"], refresh: Duration = .seconds(3600),
+            ipv6: Bool = true
+        ) {
             let servers = ResolverServers(ips: bootstrap)
             let (fetches, sink) = AsyncStream.makeStream(of: AlibabaSchedulerSnapshot.self)
             let clock = ManualClock()
@@ -71,7 +74,7 @@ import Testing
             self.fetches = fetches
             scheduler = AlibabaServiceScheduler(
                 settings: .init(serviceRoot: "http://localhost:\(service.port)", accountID: "139450", secret: nil, sdkVersion: "test",
-                                refreshInterval: refresh, timeout: .seconds(2), caFile: nil),
+                                refreshInterval: refresh, timeout: .seconds(2), caFile: nil, useIPv6ServiceIPs: ipv6),
                 servers: servers,
                 transport: transport,
                 sleep: { try await clock.sleep(for: $0) },
@@ -117,6 +120,20 @@ import Testing
             #expect(request.query["region"] == "global")
             #expect(request.query["platform"] == "linux")
             #expect(request.query["sdk_version"] == "test")
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func ipv6ServiceIPsOnlyWhereThisHostHasIPv6(ipv6: Bool) async throws {
+        let service = try FakeAlibabaV2Service(account: "139450")
+        defer { service.stop() }
+        service.setSchedule(.ips(["127.0.0.3", "2001:db8::3"]))
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        let harness = Harness(service, transport: transport, ipv6: ipv6)
+        try await harness.running { fetches in
+            _ = try #require(await fetches.next())
+            #expect(harness.servers.ips == (ipv6 ? ["127.0.0.3", "2001:db8::3"] : ["127.0.0.3"]))
         }
     }
 

@@ -7,6 +7,8 @@
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 
 // ---- OpenSSLTLS / TLSTestSupport: function wrappers for OpenSSL macros Swift cannot import ----
 
@@ -43,6 +45,16 @@ static inline EVP_PKEY *httpdns_EVP_PKEY_generate_p256(void) {
 
 static inline int httpdns_MBSTRING_UTF8(void) {
     return MBSTRING_UTF8;
+}
+
+// ---- HTTPDNS (Alibaba v2): AES-GCM tag handling; the control codes are macros ----
+
+static inline int httpdns_EVP_CIPHER_CTX_get_gcm_tag(EVP_CIPHER_CTX *ctx, unsigned char *tag, int length) {
+    return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, length, tag);
+}
+
+static inline int httpdns_EVP_CIPHER_CTX_set_gcm_tag(EVP_CIPHER_CTX *ctx, unsigned char *tag, int length) {
+    return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, length, tag);
 }
 
 #endif

@@ -4,7 +4,7 @@ import NIOCore
 extension ConfigOption {
     public static let all: [ConfigOption] = [
         config, listen, adminListen, pacProxy, pacBypass,
-        provider, resolverURL, resolverIP, accountID, secret,
+        provider, resolverURL, resolverIP, accountID, secret, alibabaAPI, alibabaEncryption, aesKey, schedulerRefresh,
         dohUID, dohAccessKeyID, dohAccessKeySecret, dohTimestampUnit, dohMethod,
         staticList, staticRefresh, resolverTimeout, resolverCAFile, ipFamily, systemFallback,
         minTTL, maxTTL, negativeTTL, maxStale, cacheSize, cacheImmutable, cacheFile,
@@ -167,6 +167,40 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.secret = try secretText(single(items))
     }
+
+    public static let alibabaAPI = ConfigOption(
+        name: "alibaba-api", valueName: "version",
+        help: "Alibaba Cloud HTTPDNS API for provider alibaba: v2 (/v2/d, HMAC-SHA256 signature, optional AES, service-IP scheduling) or v1 (/{account}/d, MD5 signature)",
+        defaultText: "v2", expectation: "expected one of: v1, v2"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.alibabaAPI = try keyword(single(items), as: AlibabaAPI.self)
+    }
+
+    public static let alibabaEncryption = ConfigOption(
+        name: "alibaba-encryption", valueName: "mode",
+        help: "Encrypt Alibaba v2 questions and answers with aes-key: none, cbc (AES-128-CBC) or gcm (AES-128-GCM)",
+        defaultText: "none", expectation: "expected one of: none, cbc, gcm"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.alibabaEncryption = try keyword(single(items), as: AlibabaEncryption.self)
+    }
+
+    public static let aesKey = ConfigOption(
+        name: "aes-key", valueName: "hex",
+        help: "Alibaba Cloud HTTPDNS AES key for alibaba-encryption cbc or gcm, 32 hex digits (never logged; prefer the environment or the file)",
+        defaultText: "none", expectation: "expected 32 hex digits (an AES-128 key)",
+        isSecret: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let text = single(items)
+        guard text.utf8.count == 32, text.allSatisfy({ $0.isASCII && $0.isHexDigit }) else {
+            throw .malformedValue(reason: "expected 32 hex digits (an AES-128 key)")
+        }
+        config.aesKey = text
+    }
+
+    public static let schedulerRefresh = durationOrZeroOption(
+        "scheduler-refresh", default: "1h",
+        help: "How often Alibaba v2 asks the bootstrap IPs for the current service IPs (/ss); 0: only at start, after a failed rotation and after a network change"
+    ) { $0.schedulerRefresh = $1 }
 
     public static let dohUID = ConfigOption(
         name: "doh-uid", valueName: "id",

@@ -164,6 +164,7 @@ extension ConfigurationLoader {
             guard config.accountID != nil else {
                 throw .conflict(reason: "\(providerText) needs the Alibaba Cloud HTTPDNS account ID: set \(setting(.accountID))")
             }
+            try checkAlibaba(config, origin: origin, setting: setting)
         case .static:
             guard config.staticList != nil else {
                 throw .conflict(reason: "\(providerText) needs the domain list: set \(setting(.staticList)) to an http(s) URL or a file path")
@@ -206,5 +207,35 @@ extension String {
     var trimmed: String {
         let isSpace = { (c: Character) in c == " " || c == "\t" || c == "\n" || c == "\r" }
         return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+    }
+}
+
+extension ConfigurationLoader {
+    /// The Alibaba API version against the secret's form and the encryption settings. Messages
+    /// name the options and their sources, never the secret or key values.
+    static func checkAlibaba(
+        _ config: ProxyConfiguration, origin: (String) -> String, setting: (ConfigOption) -> String
+    ) throws(ConfigurationError) {
+        let api = "--alibaba-api \(config.alibabaAPI.rawValue) (from \(origin(ConfigOption.alibabaAPI.name)))"
+        switch config.alibabaAPI {
+        case .v1:
+            if config.alibabaEncryption != .none {
+                throw .conflict(reason: "--alibaba-encryption \(config.alibabaEncryption.rawValue) (from \(origin(ConfigOption.alibabaEncryption.name))) "
+                    + "needs --alibaba-api v2; \(api) has no encryption")
+            }
+        case .v2:
+            if let secret = config.secret, !isHexKey(secret) {
+                throw .conflict(reason: "\(api) signs with the hex-decoded secret key, but --secret (from \(origin(ConfigOption.secret.name))) "
+                    + "is not hex (an even number of 0-9/a-f digits); use the account's hex secret key, or --alibaba-api v1")
+            }
+            if config.alibabaEncryption != .none, config.aesKey == nil {
+                throw .conflict(reason: "--alibaba-encryption \(config.alibabaEncryption.rawValue) (from \(origin(ConfigOption.alibabaEncryption.name))) "
+                    + "needs the account's AES key: set \(setting(.aesKey))")
+            }
+        }
+    }
+
+    static func isHexKey(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count % 2 == 0 && text.allSatisfy({ $0.isASCII && $0.isHexDigit })
     }
 }

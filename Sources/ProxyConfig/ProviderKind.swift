@@ -6,7 +6,7 @@
 public enum ProviderKind: String, Sendable, Hashable, CaseIterable {
     /// The operating system's resolver (getaddrinfo) only.
     case system
-    /// Alibaba Cloud HTTPDNS, API v1 (`/{account-id}/d`, signed `sign_d`). Needs `account-id`.
+    /// Alibaba Cloud HTTPDNS: API v2 (`/v2/d`, the default) or v1 (`/{account-id}/d`), per `alibabaAPI`. Needs `account-id`.
     case alibaba
     /// DNS-over-HTTPS with JSON answers (Alibaba Public DNS and Google style `/resolve`). The default.
     case json

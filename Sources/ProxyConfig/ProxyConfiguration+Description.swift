@@ -24,6 +24,10 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("resolverIPs", list(resolverIPs)),
             ("accountID", text(accountID)),
             ("secret", secret == nil ? "nil" : Self.redacted),
+            ("alibabaAPI", alibabaAPI.rawValue),
+            ("alibabaEncryption", alibabaEncryption.rawValue),
+            ("aesKey", aesKey == nil ? "nil" : Self.redacted),
+            ("schedulerRefresh", duration(schedulerRefresh)),
             ("dohSignature", text(dohSignature)), // DoHSignature redacts its own secret
             ("dohTimestampUnit", dohTimestampUnit.rawValue),
             ("dohMethod", dohMethod.rawValue),
@@ -98,6 +102,7 @@ extension ProxyConfiguration {
             names.append(mine.name)
         }
         if secret != other.secret, !names.contains("secret") { names.append("secret") }
+        if aesKey != other.aesKey, !names.contains("aesKey") { names.append("aesKey") }
         if dohSignature != other.dohSignature, !names.contains("dohSignature") { names.append("dohSignature") }
         if proxyAuth != other.proxyAuth, !names.contains("proxyAuth") { names.append("proxyAuth") }
         return names

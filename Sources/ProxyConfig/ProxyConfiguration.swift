@@ -8,7 +8,7 @@ import NIOCore
 /// `defaults` and change what they need; values set that way are not validated.
 ///
 /// `description`, `debugDescription` and the mirror (`dump`) never show
-/// `secret` or `dohSignature.accessKeySecret`, so logging a configuration is safe.
+/// `secret`, `aesKey` or `dohSignature.accessKeySecret`, so logging a configuration is safe.
 public struct ProxyConfiguration: Sendable, Equatable {
     /// Where the proxy listens. Default 127.0.0.1:8080: loopback only, so a
     /// fresh install is not an open proxy.
@@ -36,6 +36,16 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// Alibaba Cloud HTTPDNS signing secret (`sign_d` requests); nil uses the unsigned
     /// interface. Never shown in descriptions or errors. Default nil.
     public var secret: String?
+    /// Which Alibaba Cloud HTTPDNS API to call. Default `.v2`.
+    public var alibabaAPI: AlibabaAPI
+    /// How Alibaba v2 requests carry the question: in the clear or AES-128 encrypted. Default `.none`.
+    public var alibabaEncryption: AlibabaEncryption
+    /// The account's AES key (32 hex digits, AES-128) for `alibabaEncryption` cbc/gcm. Never
+    /// shown in descriptions or errors. Default nil.
+    public var aesKey: String?
+    /// How often Alibaba v2 asks for the current service IPs (`/ss`); 0 fetches them only at
+    /// start, after a failed rotation and after a network change. Default 1h.
+    public var schedulerRefresh: TimeAmount
     /// Alibaba Public DNS request signature for `json`; nil sends unsigned requests. Default nil.
     public var dohSignature: DoHSignature?
     /// Unit of the signature's timestamp. Default `.seconds`.
@@ -160,6 +170,10 @@ public struct ProxyConfiguration: Sendable, Equatable {
         resolverIPs: [],
         accountID: nil,
         secret: nil,
+        alibabaAPI: .v2,
+        alibabaEncryption: .none,
+        aesKey: nil,
+        schedulerRefresh: .hours(1),
         dohSignature: nil,
         dohTimestampUnit: .seconds,
         dohMethod: .get,

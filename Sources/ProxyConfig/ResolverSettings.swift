@@ -10,6 +10,24 @@ public enum IPFamily: String, Sendable, Hashable, CaseIterable {
     case auto
 }
 
+/// Which Alibaba Cloud HTTPDNS API the `alibaba` provider calls.
+public enum AlibabaAPI: String, Sendable, Hashable, CaseIterable {
+    /// `/{account}/d`, `sign_d`, `resolve` (MD5 signature).
+    case v1
+    /// `/v2/d` (HMAC-SHA256 signature, optional AES encryption) with service-IP scheduling. The default.
+    case v2
+}
+
+/// How Alibaba v2 requests carry the question (`m`).
+public enum AlibabaEncryption: String, Sendable, Hashable, CaseIterable {
+    /// `m=0`: in the clear. The default.
+    case none
+    /// `m=1`: AES-128-CBC.
+    case cbc
+    /// `m=2`: AES-128-GCM.
+    case gcm
+}
+
 /// Unit of the `ts` parameter of the Alibaba Public DNS signature. The vendor's
 /// C SDK uses seconds; one documentation revision says milliseconds.
 public enum DoHTimestampUnit: String, Sendable, Hashable, CaseIterable {

@@ -41,6 +41,18 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.secret.name), help: help(for: .secret))
     public var secret: String?
 
+    @Option(name: .customLong(ConfigOption.alibabaAPI.name), help: help(for: .alibabaAPI))
+    public var alibabaAPI: String?
+
+    @Option(name: .customLong(ConfigOption.alibabaEncryption.name), help: help(for: .alibabaEncryption))
+    public var alibabaEncryption: String?
+
+    @Option(name: .customLong(ConfigOption.aesKey.name), help: help(for: .aesKey))
+    public var aesKey: String?
+
+    @Option(name: .customLong(ConfigOption.schedulerRefresh.name), help: help(for: .schedulerRefresh))
+    public var schedulerRefresh: String?
+
     @Option(name: .customLong(ConfigOption.dohUID.name), help: help(for: .dohUID))
     public var dohUID: String?
 
@@ -216,6 +228,10 @@ public struct ServeOptions: ParsableArguments, Sendable {
         if !resolverIP.isEmpty { values[ConfigOption.resolverIP.name] = resolverIP }
         put(.accountID, accountID)
         put(.secret, secret)
+        put(.alibabaAPI, alibabaAPI)
+        put(.alibabaEncryption, alibabaEncryption)
+        put(.aesKey, aesKey)
+        put(.schedulerRefresh, schedulerRefresh)
         put(.dohUID, dohUID)
         put(.dohAccessKeyID, dohAccessKeyID)
         put(.dohAccessKeySecret, dohAccessKeySecret)

@@ -137,7 +137,7 @@ struct HTTPDNSResolutionTests {
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let proxy = try ProxyProcess.launch(
             [
-                "--provider", "alibaba", "--resolver-url", "http://localhost:\(service.port)", "--resolver-ip", "127.0.0.1",
+                "--provider", "alibaba", "--alibaba-api", "v1", "--resolver-url", "http://localhost:\(service.port)", "--resolver-ip", "127.0.0.1",
                 "--account-id", "139450", "--system-fallback", "false", "--allow-destination", "127.0.0.0/8",
                 "--ip-family", "ipv4", "--log-level", "trace",
             ],
@@ -159,7 +159,7 @@ struct HTTPDNSResolutionTests {
         service.requireSignature(secret: "the-right-one", now: Int(Date().timeIntervalSince1970))
         let proxy = try ProxyProcess.launch(
             [
-                "--provider", "alibaba", "--resolver-url", "http://localhost:\(service.port)", "--resolver-ip", "127.0.0.1",
+                "--provider", "alibaba", "--alibaba-api", "v1", "--resolver-url", "http://localhost:\(service.port)", "--resolver-ip", "127.0.0.1",
                 "--account-id", "139450", "--secret", "a-wrong-one", "--allow-destination", "127.0.0.0/8",
                 "--ip-family", "ipv4", "--pool-max-idle", "0",
             ])

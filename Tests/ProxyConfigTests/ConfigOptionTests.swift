@@ -17,11 +17,11 @@ import Testing
     @Test func registryNamesAreUniqueKebabCase() {
         let names = ConfigOption.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 60)
+        #expect(names.count == 64)
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
-        #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["secret", "doh-access-key-secret", "proxy-auth"])
+        #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["secret", "aes-key", "doh-access-key-secret", "proxy-auth"])
         #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["pac-bypass", "resolver-ip", "allow-destination", "allow-client", "proxy-auth", "tls-upgrade"])
         #expect(Set(ConfigOption.all.filter(\.isList).map(\.name))
             == ["pac-bypass", "resolver-ip", "keepalive-domains", "preload", "allow-destination", "connect-ports", "tls-upgrade", "allow-client", "proxy-auth", "probe-domains"])
@@ -76,6 +76,10 @@ import Testing
         #expect(d.resolverIPs == [])
         #expect(d.accountID == nil)
         #expect(d.secret == nil)
+        #expect(d.alibabaAPI == .v2)
+        #expect(d.alibabaEncryption == .none)
+        #expect(d.aesKey == nil)
+        #expect(d.schedulerRefresh == .hours(1))
         #expect(d.dohSignature == nil)
         #expect(d.dohTimestampUnit == .seconds)
         #expect(d.dohMethod == .get)
@@ -138,6 +142,8 @@ import Testing
             "HTTPDNS_PROXY_MAX_CONNECTIONS": "5", "HTTPDNS_PROXY_MAX_CONNECTIONS_PER_CLIENT": "5",
             "HTTPDNS_PROXY_METRICS": "false", "HTTPDNS_PROXY_NETWORK_MONITOR": "false",
             "HTTPDNS_PROXY_COMPARE_SYSTEM_DNS": "yes", "HTTPDNS_PROXY_COMPARE_RATE": "5",
+            // (alibaba-encryption's default text "none" is a value, but reads as "no default" here.)
+            "HTTPDNS_PROXY_ALIBABA_API": "v1", "HTTPDNS_PROXY_SCHEDULER_REFRESH": "1ms",
         ])
         for option in ConfigOption.all where option.defaultText != "none" {
             #expect(fieldText(config, option.name) != fieldText(.defaults, option.name), "\(option.name)")

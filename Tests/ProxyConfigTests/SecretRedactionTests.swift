@@ -5,17 +5,22 @@ import Testing
 @Suite struct SecretRedactionTests {
     private static let secret = "S3cr3t-hunter2-value"
     private static let dohSecret = "DoH-ak-secret-XYZ"
+    private static let aesKey = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+    private static let hexSecret = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
 
+    /// The v1 API: its secret is any text (the v2 one must be hex).
     private static func configuredWithSecrets() throws -> ProxyConfiguration {
         try load(
-            flags: ["provider": ["alibaba"], "account-id": ["139450"], "doh-uid": ["1234"], "doh-access-key-id": ["LTAI-id"]],
-            env: ["HTTPDNS_PROXY_SECRET": secret, "HTTPDNS_PROXY_DOH_ACCESS_KEY_SECRET": dohSecret]
+            flags: ["provider": ["alibaba"], "alibaba-api": ["v1"], "account-id": ["139450"], "doh-uid": ["1234"], "doh-access-key-id": ["LTAI-id"]],
+            env: ["HTTPDNS_PROXY_SECRET": secret, "HTTPDNS_PROXY_DOH_ACCESS_KEY_SECRET": dohSecret, "HTTPDNS_PROXY_AES_KEY": aesKey]
         )
     }
 
     private static func assertNoSecrets(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(!text.contains(secret), "secret leaked: \(text)", sourceLocation: sourceLocation)
         #expect(!text.contains(dohSecret), "doh-access-key-secret leaked: \(text)", sourceLocation: sourceLocation)
+        #expect(!text.lowercased().contains(aesKey), "aes-key leaked: \(text)", sourceLocation: sourceLocation)
+        #expect(!text.lowercased().contains(hexSecret), "hex secret leaked: \(text)", sourceLocation: sourceLocation)
     }
 
     @Test func descriptionsAndDumpRedactSecrets() throws {
@@ -23,6 +28,7 @@ import Testing
         // The values really are loaded...
         #expect(config.secret == Self.secret)
         #expect(config.dohSignature?.accessKeySecret == Self.dohSecret)
+        #expect(config.aesKey == Self.aesKey)
 
         var dumped = ""
         dump(config, to: &dumped)
@@ -38,6 +44,7 @@ import Testing
         let description = String(describing: config)
         #expect(description.contains("accountID: 139450"))
         #expect(description.contains("secret: <redacted>"))
+        #expect(description.contains("aesKey: <redacted>"))
         #expect(description.contains("uid: 1234, accessKeyID: LTAI-id, accessKeySecret: <redacted>"))
         #expect(String(describing: ProxyConfiguration.defaults).contains("secret: nil"))
     }
@@ -75,6 +82,38 @@ import Testing
         let fromEnv = try #require(errors[0])
         #expect(fromEnv == .invalidValue(option: option, value: nil, source: .environment(variable: variable),
                                          reason: "expected non-empty text without control characters"))
+    }
+
+    @Test func badAESKeysNeverAppearInErrors() throws {
+        for bad in [Self.aesKey + "0", String(Self.aesKey.dropLast()) + "g", Self.aesKey + "\u{7}"] {
+            let errors = [
+                loadError(env: ["HTTPDNS_PROXY_AES_KEY": bad]),
+                loadError(flags: ["aes-key": [bad]]),
+                loadError(flags: ["config": ["p.yaml"]], files: ["p.yaml": "aes-key: \"\(bad)\""]),
+            ]
+            for (index, error) in errors.enumerated() {
+                let error = try #require(error)
+                #expect(!error.description.lowercased().contains(String(Self.aesKey.prefix(20))), "\(error)")
+                // (The YAML parser itself refuses the control character in the file case.)
+                if index < 2 { #expect(error.description.contains("32 hex digits"), "\(error)") }
+            }
+        }
+    }
+
+    @Test func aNonHexV2SecretIsRejectedWithoutShowingIt() throws {
+        let error = try #require(loadError(flags: ["provider": ["alibaba"], "account-id": ["1"]], env: ["HTTPDNS_PROXY_SECRET": Self.secret]))
+        Self.assertNoSecrets(error.description)
+        #expect(error.description.contains("not hex"), "\(error)")
+        #expect(error.description.contains("--alibaba-api v2 (from defaults)"), "\(error)")
+        let ok = try load(flags: ["provider": ["alibaba"], "account-id": ["1"]], env: ["HTTPDNS_PROXY_SECRET": Self.hexSecret])
+        #expect(ok.secret == Self.hexSecret)
+        Self.assertNoSecrets(String(describing: ok))
+    }
+
+    @Test func reloadSeesAChangedAESKey() throws {
+        var changed = ProxyConfiguration.defaults
+        changed.aesKey = Self.aesKey
+        #expect(changed.differingFields(from: .defaults) == ["aesKey"])
     }
 
     @Test func conflictErrorsWithSecretsSetDoNotShowThem() throws {

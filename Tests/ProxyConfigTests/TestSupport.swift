@@ -44,6 +44,10 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "resolver-ip": config.resolverIPs.map(\.description).joined(separator: ",")
     case "account-id": config.accountID ?? "none"
     case "secret": config.secret ?? "none"
+    case "alibaba-api": config.alibabaAPI.rawValue
+    case "alibaba-encryption": config.alibabaEncryption.rawValue
+    case "aes-key": config.aesKey ?? "none"
+    case "scheduler-refresh": "\(config.schedulerRefresh.nanoseconds)"
     case "doh-uid": config.dohSignature?.uid ?? "none"
     case "doh-access-key-id": config.dohSignature?.accessKeyID ?? "none"
     case "doh-access-key-secret": config.dohSignature?.accessKeySecret ?? "none"

@@ -175,7 +175,8 @@ struct AdminRoutes: Sendable {
             }
             let domains = resolvers.stats.snapshot().sorted { $0.name < $1.name }
             return eventLoop.makeSucceededFuture(
-                .json(StatsBody(totals: resolvers.stats.totals(), domains: domains, access: access?(), network: network?())))
+                .json(StatsBody(totals: resolvers.stats.totals(), domains: domains, access: access?(), network: network?(),
+                    alibabaScheduler: resolvers.schedulerSnapshot)))
         case (.GET, "/audit"):
             guard let audit else {
                 return eventLoop.makeSucceededFuture(.text(.notFound, "the system DNS audit is off (--compare-system-dns)"))
@@ -223,6 +224,8 @@ struct AdminRoutes: Sendable {
         var domains: [DomainStats]
         var access: AccessStats?
         var network: NetworkChangeStats?
+        /// Alibaba v2 service-IP scheduling (absent for other providers).
+        var alibabaScheduler: AlibabaSchedulerSnapshot? = nil
     }
 
     /// `/health/ips`: the back-off settings and every endpoint the proxy has dialed.

@@ -22,6 +22,15 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     struct Querying: Sendable {
         var provider: any HTTPDNSProvider
         var families: AddressFamilies
+        /// Alibaba v2's service-IP scheduler (nil for every other provider).
+        var scheduler: AlibabaServiceScheduler?
+    }
+
+    /// What `makeProvider` builds.
+    struct Made {
+        var provider: any HTTPDNSProvider
+        var staticList: StaticListProvider?
+        var scheduler: AlibabaServiceScheduler?
     }
 
     private let querying: NIOLockedValueBox<Querying>?
@@ -35,7 +44,13 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     private let familySetting: NIOLockedValueBox<IPFamily>
     private let logger: Logger
     let fallbackEnabled: Bool
+    private let schedulerRunner: SchedulerRunner?
     public let description: String
+
+    /// Alibaba v2's current service IPs and last scheduling result (nil: not Alibaba v2).
+    public var schedulerSnapshot: AlibabaSchedulerSnapshot? {
+        querying?.withLockedValue { $0.scheduler }?.snapshot
+    }
 
     /// `metrics`: the resolver's Prometheus counters (nil: none).
     public init(configuration: ProxyConfiguration, logger: Logger, metrics: ResolverMetrics? = nil) {
@@ -64,16 +79,18 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
             httpdns = nil
             staticList = nil
             transport = nil
+            schedulerRunner = nil
             description = "system"
             return
         }
 
         let transport = CurlTransport()
         self.transport = transport
-        let (provider, staticList) = Self.makeProvider(configuration, transport: transport, logger: logger)
+        let made = Self.makeProvider(configuration, transport: transport, logger: logger)
+        let (provider, staticList) = (made.provider, made.staticList)
         let url = configuration.effectiveResolverURL ?? ""
         let pins = configuration.effectiveResolverIPs.map(\.description)
-        let querying = NIOLockedValueBox(Querying(provider: provider, families: families))
+        let querying = NIOLockedValueBox(Querying(provider: provider, families: families, scheduler: made.scheduler))
         self.querying = querying
         self.staticList = staticList
 
@@ -123,26 +140,35 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
         upstreamResolver = httpdns
         var services: [any Service] = [caching]
         if let staticList { services.insert(staticList, at: 0) }
+        // Any provider that can be reloaded into Alibaba v2 may need a scheduler later.
+        let runner = configuration.provider == .static ? nil : SchedulerRunner(initial: made.scheduler)
+        if let runner { services.append(runner) }
+        self.schedulerRunner = runner
         self.services = services
-        description = "\(provider.name) \(url) pinned to [\(pins.joined(separator: ", "))] families=\(families.rawValue)"
+        let api = configuration.provider == .alibaba ? " api=\(configuration.alibabaAPI.rawValue)" : ""
+        description = "\(provider.name)\(api) \(url) pinned to [\(pins.joined(separator: ", "))] families=\(families.rawValue)"
     }
 
     /// The provider the configuration names (with its static list refresher for `static`).
-    static func makeProvider(_ configuration: ProxyConfiguration, transport: CurlTransport, logger: Logger)
-        -> (provider: any HTTPDNSProvider, staticList: StaticListProvider?)
-    {
+    static func makeProvider(_ configuration: ProxyConfiguration, transport: CurlTransport, logger: Logger) -> Made {
         let url = configuration.effectiveResolverURL ?? ""
         let pins = configuration.effectiveResolverIPs.map(\.description)
+        let servers = ResolverServers(ips: pins)
         let client = ResolverClient(
             transport: transport,
-            servers: ResolverServers(ips: pins),
+            servers: servers,
             timeout: configuration.resolverTimeout.duration,
             caFile: configuration.resolverCAFile,
             logger: logger
         )
         let provider: any HTTPDNSProvider
         var staticList: StaticListProvider?
+        var scheduler: AlibabaServiceScheduler?
         switch configuration.provider {
+        case .alibaba where configuration.alibabaAPI == .v2:
+            let made = makeAlibabaV2(configuration, servers: servers, client: client, transport: transport, logger: logger)
+            provider = made.provider
+            scheduler = made.scheduler
         case .alibaba:
             provider = AlibabaProvider(
                 serviceRoot: url,
@@ -188,7 +214,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
         case .system:
             preconditionFailure("handled above")
         }
-        return (provider, staticList)
+        return Made(provider: provider, staticList: staticList, scheduler: scheduler)
     }
 
     static func cacheConfiguration(_ configuration: ProxyConfiguration) -> DNSCacheConfiguration {
@@ -214,7 +240,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     /// How the HTTPDNS service is asked (configuration field names): a change builds a new provider.
     static let providerFields: Set<String> = [
         "provider", "resolverURL", "resolverIPs", "accountID", "secret", "dohSignature", "dohTimestampUnit", "dohMethod",
-        "resolverTimeout", "resolverCAFile", "ipFamily",
+        "resolverTimeout", "resolverCAFile", "ipFamily", "alibabaAPI", "alibabaEncryption", "aesKey", "schedulerRefresh",
     ]
     static let cacheFields: Set<String> = ["minTTL", "maxTTL", "negativeTTL", "maxStale", "cacheSize", "cacheImmutable", "systemFallback"]
 
@@ -245,8 +271,9 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
         guard let querying, let caching, let httpdns, let transport else { return }
         if new.provider != .static, !changed.isDisjoint(with: Self.providerFields) {
             // A new provider starts its server rotation afresh; an unchanged one keeps it.
-            let (provider, _) = Self.makeProvider(new, transport: transport, logger: logger)
-            querying.withLockedValue { $0 = Querying(provider: provider, families: Self.families(new.ipFamily)) }
+            let made = Self.makeProvider(new, transport: transport, logger: logger)
+            querying.withLockedValue { $0 = Querying(provider: made.provider, families: Self.families(new.ipFamily), scheduler: made.scheduler) }
+            schedulerRunner?.replace(with: made.scheduler)
         } else if changed.contains("ipFamily") {
             querying.withLockedValue { $0.families = Self.families(new.ipFamily) }
         }
@@ -291,6 +318,8 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
         }
         do {
             if let staticList { try await staticList.reload() }
+            // One-shot: ask for the current service IPs first, as a running proxy would have.
+            if let scheduler = querying?.withLockedValue({ $0.scheduler }) { await scheduler.refreshNow() }
             let answer = try await provider.resolve(host, families: families)
             let rtt = ContinuousClock.now - started
             return .success(ResolveReport(

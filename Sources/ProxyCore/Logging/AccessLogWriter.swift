@@ -53,7 +53,7 @@ public final class AccessLogWriter: Sendable {
         guard fd != nil else { return }
         guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else {
             // Not on an event loop (tests, shutdown paths): one line, one write.
-            var line = LineBuffer()
+            let line = LineBuffer()
             line.lock.withLockVoid { line.append(record) }
             drain(line)
             return

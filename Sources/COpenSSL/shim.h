@@ -7,6 +7,9 @@
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+// HTTPDNS Tencent provider: random IVs, and the legacy provider for DES.
+#include <openssl/rand.h>
+#include <openssl/provider.h>
 
 // ---- OpenSSLTLS / TLSTestSupport: function wrappers for OpenSSL macros Swift cannot import ----
 

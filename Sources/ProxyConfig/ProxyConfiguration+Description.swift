@@ -27,6 +27,7 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("dohSignature", text(dohSignature)), // DoHSignature redacts its own secret
             ("dohTimestampUnit", dohTimestampUnit.rawValue),
             ("dohMethod", dohMethod.rawValue),
+            ("tencent", "\(tencent)"), // TencentSettings redacts its token and key
             ("staticList", text(staticList)),
             ("staticRefresh", duration(staticRefresh)),
             ("resolverTimeout", duration(resolverTimeout)),
@@ -95,6 +96,7 @@ extension ProxyConfiguration {
         }
         if secret != other.secret, !names.contains("secret") { names.append("secret") }
         if dohSignature != other.dohSignature, !names.contains("dohSignature") { names.append("dohSignature") }
+        if tencent != other.tencent, !names.contains("tencent") { names.append("tencent") }
         if proxyAuth != other.proxyAuth, !names.contains("proxyAuth") { names.append("proxyAuth") }
         return names
     }

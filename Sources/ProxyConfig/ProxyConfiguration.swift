@@ -8,7 +8,7 @@ import NIOCore
 /// `defaults` and change what they need; values set that way are not validated.
 ///
 /// `description`, `debugDescription` and the mirror (`dump`) never show
-/// `secret` or `dohSignature.accessKeySecret`, so logging a configuration is safe.
+/// `secret`, `dohSignature.accessKeySecret` or `tencent`'s token and key, so logging a configuration is safe.
 public struct ProxyConfiguration: Sendable, Equatable {
     /// Where the proxy listens. Default 127.0.0.1:8080: loopback only, so a
     /// fresh install is not an open proxy.
@@ -42,6 +42,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var dohTimestampUnit: DoHTimestampUnit
     /// HTTP method for `doh` queries. Default `.get`.
     public var dohMethod: DoHMethod
+    /// Provider `tencent`: mode, id, token or key, cipher, ECS address. Token and key are
+    /// never shown. Default `TencentSettings()` (https mode, aes, nothing set).
+    public var tencent: TencentSettings
     /// The `static` provider's list: an http(s) URL or a file path; required for
     /// `static`. See `staticListSource`. Default nil.
     public var staticList: String?
@@ -152,6 +155,7 @@ public struct ProxyConfiguration: Sendable, Equatable {
         dohSignature: nil,
         dohTimestampUnit: .seconds,
         dohMethod: .get,
+        tencent: TencentSettings(),
         staticList: nil,
         staticRefresh: .seconds(300),
         resolverTimeout: .seconds(3),
@@ -221,6 +225,7 @@ public struct ProxyConfiguration: Sendable, Equatable {
         switch provider {
         case .system, .static: nil
         case .alibaba, .json, .doh: resolverURL ?? provider.defaultResolverURL
+        case .tencent: resolverURL ?? tencent.mode.defaultResolverURL
         }
     }
 
@@ -238,7 +243,7 @@ public struct ProxyConfiguration: Sendable, Equatable {
         case .static:
             guard case .url(let listURL) = staticListSource, listURL.hostIPAddress == nil else { return [] }
             return resolverIPs
-        case .alibaba, .json, .doh:
+        case .alibaba, .json, .doh, .tencent:
             guard let text = effectiveResolverURL, let url = try? HTTPServiceURL(parsing: text),
                   url.hostIPAddress == nil
             else { return [] }

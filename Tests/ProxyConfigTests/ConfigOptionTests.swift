@@ -17,11 +17,11 @@ import Testing
     @Test func registryNamesAreUniqueKebabCase() {
         let names = ConfigOption.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 56)
+        #expect(names.count == 62)
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
-        #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["secret", "doh-access-key-secret", "proxy-auth"])
+        #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["secret", "doh-access-key-secret", "tencent-token", "tencent-key", "proxy-auth"])
         #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["pac-bypass", "resolver-ip", "allow-destination", "allow-client", "proxy-auth", "tls-upgrade"])
         #expect(Set(ConfigOption.all.filter(\.isList).map(\.name))
             == ["pac-bypass", "resolver-ip", "keepalive-domains", "preload", "allow-destination", "connect-ports", "tls-upgrade", "allow-client", "proxy-auth"])

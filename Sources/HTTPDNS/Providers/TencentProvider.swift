@@ -132,3 +132,26 @@ public struct TencentProvider: HTTPDNSProvider {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 }
+
+extension TencentProvider: CustomStringConvertible, CustomReflectable {
+    /// Never the token or key: "tencent(https://119.29.29.99/d, id: 1234, token)".
+    public var description: String {
+        "tencent(\(endpoint), id: \(id), \(authentication))"
+    }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["endpoint": endpoint, "id": id, "authentication": "\(authentication)"], displayStyle: .struct)
+    }
+}
+
+extension TencentHTTPDNS.Authentication: CustomStringConvertible, CustomReflectable {
+    /// The kind only: "token" or "aes"/"des".
+    public var description: String {
+        switch self {
+        case .token: "token"
+        case .encrypted(let cipher): cipher.algorithm.rawValue
+        }
+    }
+
+    public var customMirror: Mirror { Mirror(self, children: ["kind": description], displayStyle: .enum) }
+}

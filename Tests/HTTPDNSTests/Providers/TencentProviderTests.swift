@@ -204,3 +204,20 @@ import Testing
         #expect(service.requests().map(\.names.count) == [5, 5, 2])
     }
 }
+
+extension TencentProviderTests {
+    @Test func descriptionsNeverShowTheTokenOrKey() throws {
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        let client = makeClient(transport, pins: [])
+        for authentication in [TencentHTTPDNS.Authentication.token(Self.account.token), try Self.aes()] {
+            let provider = TencentProvider(endpoint: "http://127.0.0.1:9/d", id: "4321", authentication: authentication, ecsIP: nil, client: client)
+            var dumped = ""
+            dump(provider, to: &dumped)
+            for text in [String(describing: provider), String(reflecting: provider), dumped] {
+                #expect(!text.contains("SECRET"), "\(text)")
+                #expect(text.contains("4321"))
+            }
+        }
+    }
+}

@@ -9,6 +9,8 @@
 #include <openssl/pem.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
+// HTTPDNS Tencent provider: the legacy provider for DES.
+#include <openssl/provider.h>
 
 // ---- OpenSSLTLS / TLSTestSupport: function wrappers for OpenSSL macros Swift cannot import ----
 

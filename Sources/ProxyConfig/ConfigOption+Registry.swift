@@ -6,6 +6,7 @@ extension ConfigOption {
         config, listen, adminListen, pacProxy, pacBypass,
         provider, resolverURL, resolverIP, accountID, secret, alibabaAPI, alibabaEncryption, aesKey, schedulerRefresh,
         dohUID, dohAccessKeyID, dohAccessKeySecret, dohTimestampUnit, dohMethod,
+        tencentMode, tencentID, tencentToken, tencentKey, tencentAlg, tencentECSIP,
         staticList, staticRefresh, resolverTimeout, resolverCAFile, ipFamily, systemFallback,
         minTTL, maxTTL, negativeTTL, maxStale, cacheSize, cacheImmutable, cacheFile,
         keepaliveDomains, preload,
@@ -126,15 +127,15 @@ extension ConfigOption {
 
     public static let provider = ConfigOption(
         name: "provider", valueName: "name",
-        help: "Where DNS answers come from: json (DoH JSON, Alibaba Public DNS by default), doh (RFC 8484), alibaba (Alibaba Cloud HTTPDNS), static (a domain list), system (the OS resolver only)",
-        defaultText: "json", expectation: "expected one of: system, alibaba, json, doh, static"
+        help: "Where DNS answers come from: json (DoH JSON, Alibaba Public DNS by default), doh (RFC 8484), alibaba (Alibaba Cloud HTTPDNS), tencent (Tencent Cloud HTTPDNS), static (a domain list), system (the OS resolver only)",
+        defaultText: "json", expectation: "expected one of: system, alibaba, json, doh, static, tencent"
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.provider = try ProviderKind(parsing: single(items))
     }
 
     public static let resolverURL = ConfigOption(
         name: "resolver-url", valueName: "url",
-        help: "Resolver service URL: for alibaba the service root, for json/doh the endpoint (default per provider, e.g. https://dns.alidns.com/resolve for json)",
+        help: "Resolver service URL: for alibaba the service root, for json/doh/tencent the endpoint (default per provider, e.g. https://dns.alidns.com/resolve for json)",
         defaultText: "none", expectation: "expected an http or https URL like https://dns.example.com/dns-query"
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         let text = single(items)

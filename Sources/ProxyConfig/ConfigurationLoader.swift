@@ -165,6 +165,8 @@ extension ConfigurationLoader {
                 throw .conflict(reason: "\(providerText) needs the Alibaba Cloud HTTPDNS account ID: set \(setting(.accountID))")
             }
             try checkAlibaba(config, origin: origin, setting: setting)
+        case .tencent:
+            try checkTencent(config.tencent, providerText: providerText, setting: setting)
         case .static:
             guard config.staticList != nil else {
                 throw .conflict(reason: "\(providerText) needs the domain list: set \(setting(.staticList)) to an http(s) URL or a file path")

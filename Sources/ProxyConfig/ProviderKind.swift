@@ -14,6 +14,9 @@ public enum ProviderKind: String, Sendable, Hashable, CaseIterable {
     case doh
     /// A domain-to-IPs list read from a URL or a file (`static-list`); other names use system DNS.
     case `static`
+    /// Tencent Cloud HTTPDNS (DNSPod) `/d`: HTTPS with a token or HTTP with encrypted names
+    /// (`tencent-mode`). Needs `tencent-id` and the mode's token or key.
+    case tencent
 
     /// Parses a provider name.
     public init(parsing text: String) throws(ConfigurationError) {
@@ -29,11 +32,13 @@ public enum ProviderKind: String, Sendable, Hashable, CaseIterable {
     /// - json: Alibaba Public DNS JSON endpoint
     /// - doh: Alibaba Public DNS RFC 8484 endpoint
     /// - alibaba: the Alibaba Cloud HTTPDNS service root (the account path is appended)
+    /// - tencent: the HTTPS endpoint; `TencentSettings.Mode.defaultResolverURL` has the one per mode
     public var defaultResolverURL: String? {
         switch self {
         case .json: "https://dns.alidns.com/resolve"
         case .doh: "https://dns.alidns.com/dns-query"
         case .alibaba: "https://resolvers.httpdns.aliyuncs.com"
+        case .tencent: TencentSettings.Mode.https.defaultResolverURL
         case .system, .static: nil
         }
     }
@@ -47,6 +52,9 @@ public enum ProviderKind: String, Sendable, Hashable, CaseIterable {
             texts = ["223.5.5.5", "223.6.6.6"]
         case .alibaba:
             texts = ["203.107.1.1", "203.107.1.97", "203.107.1.100", "203.119.238.240", "106.11.25.239", "59.82.99.47"]
+        case .tencent:
+            // The default URLs name the service by IP, so nothing is pinned; listed for completeness.
+            texts = ["119.29.29.99"]
         case .system, .static:
             texts = []
         }

@@ -31,6 +31,7 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("dohSignature", text(dohSignature)), // DoHSignature redacts its own secret
             ("dohTimestampUnit", dohTimestampUnit.rawValue),
             ("dohMethod", dohMethod.rawValue),
+            ("tencent", "\(tencent)"), // TencentSettings redacts its token and key
             ("staticList", text(staticList)),
             ("staticRefresh", duration(staticRefresh)),
             ("resolverTimeout", duration(resolverTimeout)),
@@ -104,6 +105,7 @@ extension ProxyConfiguration {
         if secret != other.secret, !names.contains("secret") { names.append("secret") }
         if aesKey != other.aesKey, !names.contains("aesKey") { names.append("aesKey") }
         if dohSignature != other.dohSignature, !names.contains("dohSignature") { names.append("dohSignature") }
+        if tencent != other.tencent, !names.contains("tencent") { names.append("tencent") }
         if proxyAuth != other.proxyAuth, !names.contains("proxyAuth") { names.append("proxyAuth") }
         return names
     }

@@ -8,7 +8,7 @@ import NIOCore
 /// `defaults` and change what they need; values set that way are not validated.
 ///
 /// `description`, `debugDescription` and the mirror (`dump`) never show
-/// `secret`, `aesKey` or `dohSignature.accessKeySecret`, so logging a configuration is safe.
+/// `secret`, `aesKey`, `dohSignature.accessKeySecret` or `tencent`'s token and key, so logging a configuration is safe.
 public struct ProxyConfiguration: Sendable, Equatable {
     /// Where the proxy listens. Default 127.0.0.1:8080: loopback only, so a
     /// fresh install is not an open proxy.
@@ -52,6 +52,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var dohTimestampUnit: DoHTimestampUnit
     /// HTTP method for `doh` queries. Default `.get`.
     public var dohMethod: DoHMethod
+    /// Provider `tencent`: mode, id, token or key, cipher, ECS address. Token and key are
+    /// never shown. Default `TencentSettings()` (https mode, aes, nothing set).
+    public var tencent: TencentSettings
     /// The `static` provider's list: an http(s) URL or a file path; required for
     /// `static`. See `staticListSource`. Default nil.
     public var staticList: String?
@@ -177,6 +180,7 @@ public struct ProxyConfiguration: Sendable, Equatable {
         dohSignature: nil,
         dohTimestampUnit: .seconds,
         dohMethod: .get,
+        tencent: TencentSettings(),
         staticList: nil,
         staticRefresh: .seconds(300),
         resolverTimeout: .seconds(3),
@@ -246,6 +250,7 @@ public struct ProxyConfiguration: Sendable, Equatable {
         switch provider {
         case .system, .static: nil
         case .alibaba, .json, .doh: resolverURL ?? provider.defaultResolverURL
+        case .tencent: resolverURL ?? tencent.mode.defaultResolverURL
         }
     }
 
@@ -263,7 +268,7 @@ public struct ProxyConfiguration: Sendable, Equatable {
         case .static:
             guard case .url(let listURL) = staticListSource, listURL.hostIPAddress == nil else { return [] }
             return resolverIPs
-        case .alibaba, .json, .doh:
+        case .alibaba, .json, .doh, .tencent:
             guard let text = effectiveResolverURL, let url = try? HTTPServiceURL(parsing: text),
                   url.hostIPAddress == nil
             else { return [] }

@@ -68,6 +68,24 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.dohMethod.name), help: help(for: .dohMethod))
     public var dohMethod: String?
 
+    @Option(name: .customLong(ConfigOption.tencentMode.name), help: help(for: .tencentMode))
+    public var tencentMode: String?
+
+    @Option(name: .customLong(ConfigOption.tencentID.name), help: help(for: .tencentID))
+    public var tencentID: String?
+
+    @Option(name: .customLong(ConfigOption.tencentToken.name), help: help(for: .tencentToken))
+    public var tencentToken: String?
+
+    @Option(name: .customLong(ConfigOption.tencentKey.name), help: help(for: .tencentKey))
+    public var tencentKey: String?
+
+    @Option(name: .customLong(ConfigOption.tencentAlg.name), help: help(for: .tencentAlg))
+    public var tencentAlg: String?
+
+    @Option(name: .customLong(ConfigOption.tencentECSIP.name), help: help(for: .tencentECSIP))
+    public var tencentECSIP: String?
+
     @Option(name: .customLong(ConfigOption.staticList.name), help: help(for: .staticList))
     public var staticList: String?
 
@@ -237,6 +255,12 @@ public struct ServeOptions: ParsableArguments, Sendable {
         put(.dohAccessKeySecret, dohAccessKeySecret)
         put(.dohTimestampUnit, dohTimestampUnit)
         put(.dohMethod, dohMethod)
+        put(.tencentMode, tencentMode)
+        put(.tencentID, tencentID)
+        put(.tencentToken, tencentToken)
+        put(.tencentKey, tencentKey)
+        put(.tencentAlg, tencentAlg)
+        put(.tencentECSIP, tencentECSIP)
         put(.staticList, staticList)
         put(.staticRefresh, staticRefresh)
         put(.resolverTimeout, resolverTimeout)

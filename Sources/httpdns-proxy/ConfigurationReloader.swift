@@ -58,6 +58,7 @@ final class ConfigurationReloader: Sendable {
         } catch {
             return Outcome(ok: false, message: "\(error)")
         }
+        if let problem = ResolverStack.providerProblem(new) { return Outcome(ok: false, message: problem) }
         let previous = applied.withLockedValue { $0 }
         let resolverLive = resolvers.canReload(from: startup, to: new) ? ResolverStack.reloadableFields(for: new.provider) : []
         let live = ProxyServer.reloadableFields.union(resolverLive)

@@ -154,11 +154,15 @@ extension ServeCommand {
 
 enum LoadedConfiguration {
     static func load(_ options: ServeOptions, environment: [String: String]) throws -> ProxyConfiguration {
+        let configuration: ProxyConfiguration
         do {
-            return try ConfigurationLoader.load(flags: options, environment: environment)
+            configuration = try ConfigurationLoader.load(flags: options, environment: environment)
         } catch {
             throw ValidationError("\(error)")
         }
+        // What only this machine can tell (e.g. OpenSSL's legacy provider for DES).
+        if let problem = ResolverStack.providerProblem(configuration) { throw ValidationError(problem) }
+        return configuration
     }
 }
 

@@ -28,8 +28,8 @@ import Testing
     @Test(arguments: [
         ("listen", "localhost", "expected host:port like 127.0.0.1:8080, [::1]:8080 or localhost:8080 (missing ':port')"),
         ("admin-listen", "nope", "expected host:port like 127.0.0.1:8080, [::1]:8080 or localhost:8080 (missing ':port') (or 'off' to disable the admin endpoint)"),
-        ("provider", "tencent", "expected one of: system, alibaba, json, doh, static"),
-        ("provider", "JSON", "expected one of: system, alibaba, json, doh, static"),
+        ("provider", "dnspod", "expected one of: system, alibaba, json, doh, static, tencent"),
+        ("provider", "JSON", "expected one of: system, alibaba, json, doh, static, tencent"),
         ("resolver-url", "dns.alidns.com/resolve", "expected an http or https URL like https://dns.example.com/dns-query"),
         ("resolver-url", "ftp://dns.example.com/", "expected an http or https URL like https://dns.example.com/dns-query"),
         ("resolver-url", "https:///resolve", "expected an http or https URL like https://dns.example.com/dns-query (the host is missing)"),

@@ -60,7 +60,7 @@ import Testing
         #expect(ProxyConfiguration.defaults.displayFields.map(\.name) == stored)
     }
 
-    @Test(arguments: ["secret", "doh-access-key-secret"])
+    @Test(arguments: ["secret", "doh-access-key-secret", "tencent-token", "tencent-key"])
     func badSecretValuesNeverAppearInErrors(option: String) throws {
         let bad = "\(Self.secret)\u{7}"
         let variable = try #require(ConfigOption.named(option)).environmentVariable

@@ -53,6 +53,12 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "doh-access-key-secret": config.dohSignature?.accessKeySecret ?? "none"
     case "doh-timestamp-unit": config.dohTimestampUnit.rawValue
     case "doh-method": config.dohMethod.rawValue
+    case "tencent-mode": config.tencent.mode.rawValue
+    case "tencent-id": config.tencent.id ?? "none"
+    case "tencent-token": config.tencent.token ?? "none"
+    case "tencent-key": config.tencent.key ?? "none"
+    case "tencent-alg": config.tencent.algorithm.rawValue
+    case "tencent-ecs-ip": config.tencent.ecsIP?.description ?? "none"
     case "static-list": config.staticList ?? "none"
     case "static-refresh": "\(config.staticRefresh.nanoseconds)"
     case "resolver-timeout": "\(config.resolverTimeout.nanoseconds)"

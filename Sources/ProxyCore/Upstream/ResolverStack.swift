@@ -193,6 +193,8 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
             )
         case .doh:
             provider = DoHWireProvider(endpoint: url, method: configuration.dohMethod == .post ? .post : .get, client: client)
+        case .tencent:
+            provider = makeTencent(configuration, endpoint: url, client: client)
         case .static:
             let source: StaticListProvider.Source
             switch configuration.staticListSource {
@@ -240,7 +242,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     /// How the HTTPDNS service is asked (configuration field names): a change builds a new provider.
     static let providerFields: Set<String> = [
         "provider", "resolverURL", "resolverIPs", "accountID", "secret", "dohSignature", "dohTimestampUnit", "dohMethod",
-        "resolverTimeout", "resolverCAFile", "ipFamily", "alibabaAPI", "alibabaEncryption", "aesKey", "schedulerRefresh",
+        "resolverTimeout", "resolverCAFile", "ipFamily", "alibabaAPI", "alibabaEncryption", "aesKey", "schedulerRefresh", "tencent",
     ]
     static let cacheFields: Set<String> = ["minTTL", "maxTTL", "negativeTTL", "maxStale", "cacheSize", "cacheImmutable", "systemFallback"]
 
@@ -250,7 +252,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     /// cache file are set up at start.
     public static func reloadableFields(for provider: ProviderKind) -> Set<String> {
         switch provider {
-        case .alibaba, .json, .doh: providerFields.union(cacheFields)
+        case .alibaba, .json, .doh, .tencent: providerFields.union(cacheFields)
         case .static: cacheFields.union(["ipFamily"])
         case .system: []
         }
@@ -259,7 +261,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     /// Whether `new` can be applied to this stack live (same kind of provider set-up).
     public func canReload(from old: ProxyConfiguration, to new: ProxyConfiguration) -> Bool {
         if old.provider == new.provider { return true }
-        let live: Set<ProviderKind> = [.alibaba, .json, .doh]
+        let live: Set<ProviderKind> = [.alibaba, .json, .doh, .tencent]
         return live.contains(old.provider) && live.contains(new.provider)
     }
 

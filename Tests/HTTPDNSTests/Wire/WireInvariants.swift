@@ -60,6 +60,9 @@ enum WireInvariants {
         if let document = try? StaticList.parse(bytes), let problem = violation(in: document) {
             return "StaticList: \(problem)"
         }
+        for line in (try? TencentHTTPDNS.parse(bytes)) ?? [] {
+            if let problem = violation(in: line.answer) { return "Tencent: \(problem)" }
+        }
         return nil
     }
 }

@@ -81,11 +81,11 @@ struct ServeCommand: AsyncParsableCommand {
             networkMonitor = NetworkMonitor(
                 eventLoop: eventLoop, recorder: NetworkChangeRecorder(metrics: metrics?.proxy), logger: logger
             ) { change in
-                await responder.respond(to: change)
-                // Answers refreshed for the new network are compared and probed again at once,
-                // not after each name's interval.
+                // First forget when names were last compared and probed, so the answers refreshed
+                // for the new network are looked at again at once, not after each name's interval.
                 audit?.networkDidChange()
                 prober?.networkDidChange()
+                await responder.respond(to: change)
             }
         }
         let networkRecorder = networkMonitor?.recorder ?? NetworkChangeRecorder(monitor: "off")

@@ -30,6 +30,7 @@ struct NetworkChangeTests {
             [
                 "--provider", "json", "--resolver-url", "http://127.0.0.1:\(service.port)/resolve", "--resolver-ip", "127.0.0.1",
                 "--system-fallback", "false", "--ip-family", "ipv4", "--preload", "a.test,b.test",
+                "--network-monitor", "true",
             ],
             launcher: namespace.launcher)
         defer { proxy.stop() }

@@ -74,8 +74,12 @@ extension DNSCache {
         entries[slot].refreshing = false
         entries[slot].retryAt = offset(now) + configuration.refreshRetryInterval
         // A network-change refresh is tried once: an unreachable service is not asked again for
-        // every cached name.
-        entries[slot].refreshDueAt = nil
+        // every cached name. One that was already running when the network changed does not count.
+        if entries[slot].refreshAgain {
+            entries[slot].refreshAgain = false
+        } else {
+            entries[slot].refreshDueAt = nil
+        }
     }
 
     /// Marks every answer that can still be served for one background refresh, spread out: the
@@ -90,6 +94,7 @@ extension DNSCache {
             guard case .answer? = entries[slot].value else { continue }
             guard configuration.immutable || now < entries[slot].expiresAt + configuration.maxStale else { continue }
             entries[slot].refreshDueAt = now + spacing * (marked / groupSize)
+            if entries[slot].refreshing { entries[slot].refreshAgain = true }
             marked += 1
         }
         return marked

@@ -196,6 +196,10 @@ public struct DNSCache<Instant: InstantProtocol>: Sendable where Instant.Duratio
         if let slot = index[key] {
             var entry = entry
             entry.unreported = entries[slot].unreported
+            if entries[slot].refreshAgain {
+                // answered over the path of before the network change: refresh once more
+                entry.refreshDueAt = entries[slot].refreshDueAt
+            }
             entries[slot] = entry
             moveToFront(slot)
             return

@@ -23,6 +23,9 @@ struct DNSCacheEntry: Sendable {
     /// A one-off refresh asked for at this offset whether or not the name is hot (the host's
     /// network changed); cleared by the refresh's outcome.
     var refreshDueAt: Duration?
+    /// The network changed while a refresh of this name was running: that refresh went over the
+    /// old path, so its outcome re-arms `refreshDueAt` instead of clearing it.
+    var refreshAgain = false
     /// Hits not yet added to the per-domain statistics (see `DNSCache.takeUnreportedHits`).
     var unreported = HitCounts()
 }

@@ -8,7 +8,7 @@ import ServiceLifecycle
 /// service IPs failed and after a network change, and installs the answer in `servers`. Runs as
 /// a service; `requestRefresh` only wakes it.
 public final class AlibabaServiceScheduler: Service, Sendable {
-    public struct Settings: Sendable {
+    public struct Settings: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         /// The service root URL (the path is appended; its host is the TLS name).
         public var serviceRoot: String
         public var accountID: String
@@ -36,6 +36,19 @@ public final class AlibabaServiceScheduler: Service, Sendable {
             self.timeout = timeout
             self.caFile = caFile
             self.useIPv6ServiceIPs = useIPv6ServiceIPs
+        }
+
+        /// Never the secret (it signs `/ss`).
+        public var description: String {
+            "Settings(serviceRoot: \(serviceRoot), accountID: \(accountID), secret: \(secret == nil ? "nil" : "<redacted>"), "
+                + "refreshInterval: \(refreshInterval))"
+        }
+
+        public var debugDescription: String { description }
+
+        public var customMirror: Mirror {
+            Mirror(self, children: ["serviceRoot": serviceRoot, "accountID": accountID, "signed": secret != nil,
+                                    "refreshInterval": refreshInterval], displayStyle: .struct)
         }
     }
 
@@ -101,8 +114,14 @@ public final class AlibabaServiceScheduler: Service, Sendable {
         }
     }
 
+    /// While the service is disabled, `/ss` is asked again at least this often (even with the
+    /// periodic refresh off): nothing else would (no query runs, so no rotation fails), and over
+    /// plain HTTP a forged `disable` must not switch HTTPDNS off for long.
+    static let disabledRecheck: Duration = .seconds(300)
+
     private func waitForWork() async {
-        let interval = settings.refreshInterval
+        let configured = settings.refreshInterval
+        let interval = !isDisabled ? configured : (configured > .zero ? min(configured, Self.disabledRecheck) : Self.disabledRecheck)
         await withTaskGroup(of: Void.self) { group in
             if interval > .zero {
                 group.addTask { try? await self.sleep(interval) }

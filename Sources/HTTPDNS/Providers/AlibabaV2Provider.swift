@@ -35,8 +35,10 @@ public struct AlibabaV2Provider: HTTPDNSProvider {
     public var supportsBatch: Bool { true }
 
     /// The scheduler fetches `/ss` again: the service IPs depend on where the client is.
+    /// Fetches the service IPs again and waits for it (bounded by the fetch timeout per bootstrap
+    /// IP), so the names refreshed after a network change go to the new network's service IPs.
     public func networkDidChange() async {
-        scheduler?.requestRefresh(.networkChange)
+        await scheduler?.refresh(.networkChange)
     }
 
     public func resolve(_ host: String, families: AddressFamilies) async throws(ResolveFailure) -> ResolvedAnswer {
@@ -95,7 +97,7 @@ public struct AlibabaV2Provider: HTTPDNSProvider {
         let answer: ResolvedAnswer
         do {
             answer = try await client.perform({ () throws(ResolveFailure) -> CurlRequest in CurlRequest(url: url) }) { response in
-                let verdict = Self.classify(response, aesKey: credentials.aesKey)
+                let verdict = Self.classify(response, encryption: credentials.encryption, aesKey: credentials.aesKey)
                 if case .success(let answers) = verdict { parsed = answers }
                 return verdict.clientVerdict
             }
@@ -121,11 +123,11 @@ public struct AlibabaV2Provider: HTTPDNSProvider {
         }
     }
 
-    static func classify(_ response: CurlResponse, aesKey: [UInt8]?) -> Classified {
+    static func classify(_ response: CurlResponse, encryption: AlibabaHTTPDNSV2.Encryption, aesKey: [UInt8]?) -> Classified {
         let code: String?
         if response.status == 200 {
             do {
-                return .success(try AlibabaHTTPDNSV2.parseAnswers(response.body, aesKey: aesKey))
+                return .success(try AlibabaHTTPDNSV2.parseAnswers(response.body, expected: encryption, aesKey: aesKey))
             } catch .providerError(let providerCode) {
                 code = providerCode
             } catch .malformedJSON(let reason) where reason == AlibabaHTTPDNSV2.undecryptableReason {

@@ -86,7 +86,8 @@ public struct TencentProvider: HTTPDNSProvider {
         return out
     }
 
-    /// A fresh URL per attempt (http mode: a fresh IV each time).
+    /// The request of one query (http mode: a fresh IV per query; the server rotation resends
+    /// the same bytes).
     private func request(_ hosts: [String], _ families: AddressFamilies) throws(ResolveFailure) -> CurlRequest {
         do {
             var request = CurlRequest(url: try TencentHTTPDNS.url(
@@ -113,8 +114,14 @@ public struct TencentProvider: HTTPDNSProvider {
             guard case .encrypted(let cipher) = authentication, response.body.contains(where: { !Self.isSpace($0) }) else {
                 return .body(response.body)
             }
-            guard response.body.count <= 2 * TencentHTTPDNS.maximumAnswerBytes + 64, let clear = cipher.decryptHex(response.body) else {
-                return .verdict(.nextServer("answer does not decrypt (wrong tencent-key or tencent-alg, or not a Tencent HTTPDNS answer)"))
+            guard response.body.count <= 2 * TencentHTTPDNS.maximumAnswerBytes + 64 else {
+                return .verdict(.nextServer("answer too long for a Tencent HTTPDNS answer"))
+            }
+            guard let clear = cipher.decryptHex(response.body) else {
+                // The same key fails on every server: a configuration problem, reported once
+                // (as Alibaba's undecryptable answers are), not a walk through every server.
+                return .verdict(.fail(ResolveFailure(
+                    kind: .auth, message: "Tencent HTTPDNS answer does not decrypt (wrong tencent-key or tencent-alg, or not a Tencent HTTPDNS answer)", negativeTTL: nil)))
             }
             return .body(clear)
         case 401, 403:

@@ -59,6 +59,14 @@ private final class CipherContext {
     /// `gcmTag`: nil for CBC; for GCM empty when encrypting (the tag is appended to the output),
     /// the expected tag when decrypting.
     func run(_ cipher: OpaquePointer?, encrypt: Bool, key: [UInt8], iv: [UInt8], input: [UInt8], gcmTag: [UInt8]? = nil) -> [UInt8]? {
+        let result = runOnce(cipher, encrypt: encrypt, key: key, iv: iv, input: input, gcmTag: gcmTag)
+        // A failure (bad padding, a tag that does not verify: both come from the answer) leaves
+        // errors on this thread's OpenSSL queue; a later TLS call on the thread would read them.
+        if result == nil { ERR_clear_error() }
+        return result
+    }
+
+    private func runOnce(_ cipher: OpaquePointer?, encrypt: Bool, key: [UInt8], iv: [UInt8], input: [UInt8], gcmTag: [UInt8]?) -> [UInt8]? {
         guard let cipher else { return nil }
         let initialised = key.withUnsafeBufferPointer { keyPointer in
             iv.withUnsafeBufferPointer { ivPointer in

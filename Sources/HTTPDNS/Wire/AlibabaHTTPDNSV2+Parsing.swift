@@ -7,15 +7,24 @@ extension AlibabaHTTPDNSV2 {
     /// with `aesKey`. One answer per lowercased name (trailing dot dropped). A family with
     /// `no_ip_code` or no addresses contributes nothing; its ttl only counts when no family has
     /// addresses (then the answer is noData). A ttl <= 0 counts as 60. A `code` other than
-    /// "success" throws `.providerError`.
-    public static func parseAnswers(_ body: [UInt8], aesKey: [UInt8]?) throws(WireError) -> [String: WireAnswer] {
+    /// "success" throws `.providerError`. The answer must come in the mode that was asked for
+    /// (`expected`): a clear answer to an encrypted question, or CBC where GCM was asked, would let
+    /// anyone on the path forge answers, so it is refused as undecryptable.
+    public static func parseAnswers(
+        _ body: [UInt8], expected: Encryption = .none, aesKey: [UInt8]?
+    ) throws(WireError) -> [String: WireAnswer] {
         let object = try JSONInput.object(body)
         let code = JSONInput.string(object["code"]) ?? ""
         guard code.lowercased() == "success" else {
             throw code.isEmpty ? .malformedJSON("no 'code' in the answer") : .providerError(code: code)
         }
         let data: [String: Any]
-        switch JSONInput.int(object["mode"]) ?? 0 {
+        let mode = JSONInput.int(object["mode"]) ?? 0
+        guard mode == expected.mode else {
+            throw mode == 0 || mode == Encryption.cbc.mode || mode == Encryption.gcm.mode
+                ? .malformedJSON(undecryptableReason) : .malformedJSON("unknown mode \(mode)")
+        }
+        switch mode {
         case 0:
             guard let plain = object["data"] as? [String: Any] else { throw .malformedJSON("no 'data' object in the answer") }
             data = plain
@@ -55,10 +64,12 @@ extension AlibabaHTTPDNSV2 {
             )
             if let earlier = answers[name] {
                 // The same name twice (it should not happen): keep every address, the shorter ttl.
+                // Merged through sets: a hostile answer repeating one name must not cost n² compares.
+                let seen4 = Set(earlier.ipv4), seen6 = Set(earlier.ipv6)
                 answer = WireAnswer(
                     outcome: earlier.outcome == .addresses || answer.outcome == .addresses ? .addresses : .noData,
-                    ipv4: earlier.ipv4 + answer.ipv4.filter { !earlier.ipv4.contains($0) },
-                    ipv6: earlier.ipv6 + answer.ipv6.filter { !earlier.ipv6.contains($0) },
+                    ipv4: earlier.ipv4 + answer.ipv4.filter { !seen4.contains($0) },
+                    ipv6: earlier.ipv6 + answer.ipv6.filter { !seen6.contains($0) },
                     ttl: min(earlier.ttl ?? AlibabaHTTPDNS.defaultTTL, answer.ttl ?? AlibabaHTTPDNS.defaultTTL),
                     clientIP: clientIP
                 )

@@ -34,7 +34,7 @@ public enum AlibabaHTTPDNSV2 {
 
     /// What a request needs besides the names: keys are raw bytes (hex-decoded by the caller).
     /// Never logged: the custom description hides both keys.
-    public struct Credentials: Sendable, CustomStringConvertible {
+    public struct Credentials: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         public var accountID: String
         /// HMAC-SHA256 key; nil sends unsigned requests (no `exp`, no `s`).
         public var secretKey: [UInt8]?
@@ -52,6 +52,13 @@ public enum AlibabaHTTPDNSV2 {
         public var description: String {
             "Credentials(accountID: \(accountID), secretKey: \(secretKey == nil ? "nil" : "<redacted>"), "
                 + "aesKey: \(aesKey == nil ? "nil" : "<redacted>"), encryption: \(encryption.rawValue))"
+        }
+
+        public var debugDescription: String { description }
+
+        /// `dump` and reflection show no key bytes either.
+        public var customMirror: Mirror {
+            Mirror(self, children: ["accountID": accountID, "signed": secretKey != nil, "encryption": encryption.rawValue], displayStyle: .struct)
         }
     }
 

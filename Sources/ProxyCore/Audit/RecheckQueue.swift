@@ -18,6 +18,9 @@ struct RecheckQueue<Job: Sendable, Instant: InstantProtocol & Sendable>: Sendabl
     private var queue: [(name: String, job: Job)] = []
     private var head = 0
     private var nextAllowed: [String: Instant] = [:]
+    /// When the name table was last swept: a full table of unexpired names is swept at most once a
+    /// second, not on every offer (each sweep walks all `maxNames`).
+    private var lastSweep: Instant?
     private(set) var dropped = 0
 
     init(capacity: Int, minInterval: Duration, maxNames: Int = 4096) {
@@ -36,7 +39,10 @@ struct RecheckQueue<Job: Sendable, Instant: InstantProtocol & Sendable>: Sendabl
             return .dropped
         }
         if nextAllowed[name] == nil, nextAllowed.count >= maxNames {
-            nextAllowed = nextAllowed.filter { now < $0.value }
+            if lastSweep.map({ $0.duration(to: now) >= .seconds(1) }) ?? true {
+                lastSweep = now
+                nextAllowed = nextAllowed.filter { now < $0.value }
+            }
             guard nextAllowed.count < maxNames else {
                 dropped += 1
                 return .dropped

@@ -22,8 +22,14 @@ public final class SystemDNSAudit<C: Clock>: Service, Sendable where C.Duration 
     private let disagreementLog = LogRateLimiter(interval: .seconds(10))
     private let wake: AsyncStream<Void>
     private let wakeSink: AsyncStream<Void>.Continuation
+    /// The audit's own lookup thread, shut down when the service ends (nil: lookups run elsewhere).
+    private let ownedPool: NIOThreadPool?
 
-    init(limits: State.Limits, clock: C, lookup: @escaping Lookup, stats: ResolverStats?, metrics: BackgroundCheckMetrics?, logger: Logger) {
+    init(
+        limits: State.Limits, clock: C, lookup: @escaping Lookup, stats: ResolverStats?, metrics: BackgroundCheckMetrics?, logger: Logger,
+        ownedPool: NIOThreadPool? = nil
+    ) {
+        self.ownedPool = ownedPool
         self.state = NIOLockedValueBox(State(limits: limits))
         self.clock = clock
         self.lookup = lookup
@@ -73,6 +79,7 @@ public final class SystemDNSAudit<C: Clock>: Service, Sendable where C.Duration 
             await self.work()
         }
         wakeSink.finish()
+        try? await ownedPool?.shutdownGracefully()
     }
 
     private func work() async {
@@ -113,12 +120,16 @@ public final class SystemDNSAudit<C: Clock>: Service, Sendable where C.Duration 
 }
 
 extension SystemDNSAudit where C == ContinuousClock {
-    /// The audit with getaddrinfo on a thread pool and the real clock.
-    public convenience init(rate: Double, stats: ResolverStats?, metrics: BackgroundCheckMetrics?, logger: Logger, threadPool: NIOThreadPool = .singleton) {
+    /// The audit with getaddrinfo on its own thread and the real clock. Its own thread, not the
+    /// shared pool: a slow system resolver (what the audit is there to notice) would otherwise hold
+    /// a thread the system-DNS fallback of real requests needs.
+    public convenience init(rate: Double, stats: ResolverStats?, metrics: BackgroundCheckMetrics?, logger: Logger) {
+        let pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
         self.init(
             limits: .init(rate: rate), clock: ContinuousClock(),
-            lookup: { host in await Self.systemLookup(host, threadPool: threadPool) },
-            stats: stats, metrics: metrics, logger: logger
+            lookup: { host in await Self.systemLookup(host, threadPool: pool) },
+            stats: stats, metrics: metrics, logger: logger, ownedPool: pool
         )
     }
 

@@ -18,7 +18,8 @@ import ProxyConfig
 public final class AccessLogWriter: Sendable {
     private let fd: Int32?
     private let ownsFD: Bool
-    private let writeLock = NIOLock()
+    /// Guards the file, and `tornLine`: a write that failed part-way left a line without its end.
+    private let writeLock = NIOLockedValueBox(false)
     private let buffers: ThreadSpecificVariable<LineBuffer>
     private let allBuffers = NIOLockedValueBox<[LineBuffer]>([])
     static let flushThreshold = 64 * 1024
@@ -90,11 +91,22 @@ public final class AccessLogWriter: Sendable {
         // other loops wait for the file only, never for this loop's formatting.
         let bytes: [UInt8] = buffer.lock.withLock {
             let taken = buffer.bytes
-            buffer.bytes.removeAll(keepingCapacity: true)
+            buffer.bytes = []
+            buffer.bytes.reserveCapacity(4096)
             return taken
         }
         guard !bytes.isEmpty else { return }
-        writeLock.withLock { FileDescriptorOutput.writeAll(bytes, to: fd) }
+        writeLock.withLockedValue { tornLine in
+            // A failing destination (full disk, a non-blocking pipe that is full) drops lines
+            // rather than stalling the proxy; a line cut off part-way is ended first, so the
+            // next line starts on its own and stays valid JSON.
+            if tornLine {
+                guard FileDescriptorOutput.writeAll([UInt8(ascii: "\n")], to: fd) == 1 else { return }
+                tornLine = false
+            }
+            let written = FileDescriptorOutput.writeAll(bytes, to: fd)
+            tornLine = written > 0 && written < bytes.count && bytes[written - 1] != UInt8(ascii: "\n")
+        }
     }
 }
 
@@ -122,14 +134,17 @@ enum FileDescriptorOutput {
     /// write(2) until done; a failing log destination drops the line rather than stalling the proxy.
     static func writeAll(_ text: String, to fd: Int32) {
         var text = text
-        text.withUTF8 { writeAll($0, to: fd) }
+        text.withUTF8 { _ = writeAll($0, to: fd) }
     }
 
-    static func writeAll(_ bytes: [UInt8], to fd: Int32) {
+    /// Returns how many bytes were written (all of them unless the destination failed).
+    @discardableResult
+    static func writeAll(_ bytes: [UInt8], to fd: Int32) -> Int {
         bytes.withUnsafeBufferPointer { writeAll($0, to: fd) }
     }
 
-    static func writeAll(_ buffer: UnsafeBufferPointer<UInt8>, to fd: Int32) {
+    @discardableResult
+    static func writeAll(_ buffer: UnsafeBufferPointer<UInt8>, to fd: Int32) -> Int {
         var offset = 0
         while offset < buffer.count {
             #if canImport(Glibc)
@@ -139,10 +154,11 @@ enum FileDescriptorOutput {
             #endif
             if n < 0 {
                 if errno == EINTR { continue }
-                return
+                return offset
             }
             offset += n
         }
+        return offset
     }
 }
 

@@ -108,9 +108,12 @@ public final class AddressProber: Service, Sendable {
         await withTaskGroup(of: Void.self) { group in
             var inFlight = 0
             for address in targets {
+                // Shutdown: no new dials (a started connect cannot be cancelled; it ends by its timeout).
+                if Task.isCancelled { break }
                 if inFlight == Self.maxConcurrent {
                     await group.next()
                     inFlight -= 1
+                    if Task.isCancelled { break }
                 }
                 inFlight += 1
                 group.addTask { await self.probeOne(address, timeout: settings.timeout, host: host) }

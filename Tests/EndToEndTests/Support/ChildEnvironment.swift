@@ -11,6 +11,10 @@ enum ChildEnvironment {
         var environment = ProcessInfo.processInfo.environment.filter {
             !proxyVariables.contains($0.key.lowercased())
         }
+        // The proxies of the tests do not watch the host's network: an address change on the
+        // machine during a run would refresh their caches and move their counters.
+        // NetworkChangeTests turns it back on in its own namespace.
+        environment["HTTPDNS_PROXY_NETWORK_MONITOR"] = "false"
         for (key, value) in overrides { environment[key] = value }
         return environment
     }

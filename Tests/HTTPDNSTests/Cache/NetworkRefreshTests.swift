@@ -41,6 +41,24 @@ import Testing
         #expect(cache.peek("a.example", now: t(11)) == .fresh(answer("192.0.2.1", ttl: .seconds(100)), remaining: .seconds(89)))
     }
 
+    @Test func aRefreshAlreadyRunningAtTheChangeDoesNotCountForIt() {
+        var cache = Cache()
+        cache.store("a.example", answer: answer("192.0.2.1", ttl: .seconds(100)), now: t(0))
+        cache.store("b.example", answer: answer("192.0.2.2", ttl: .seconds(100)), now: t(0))
+        let beganA = cache.beginRefresh("a.example", now: t(5))  // over the old network
+        let beganB = cache.beginRefresh("b.example", now: t(5))
+        #expect(beganA && beganB)
+        #expect(cache.scheduleRefreshOfAll(now: t(10), groupSize: 2, spacing: .seconds(1)) == 2)
+        // a's old-path answer lands, b's old-path refresh fails: both are still due once.
+        cache.store("a.example", answer: answer("192.0.2.7", ttl: .seconds(100)), now: t(11))
+        cache.refreshFailed("b.example", now: t(11))
+        #expect(cache.namesDueForPrefetch(now: t(11), keepalive: [], hotThreshold: 2).contains("a.example"))
+        #expect(cache.nextPrefetchDeadline(now: t(11), keepalive: [], hotThreshold: 2) != nil)
+        // The refresh that follows is the one for the new network: its answer ends it.
+        cache.store("a.example", answer: answer("198.51.100.1", ttl: .seconds(100)), now: t(12))
+        #expect(cache.namesDueForPrefetch(now: t(13), keepalive: [], hotThreshold: 2).contains("a.example") == false)
+    }
+
     @Test func theResolverRefreshesAtABoundedRateAndServesOldAnswersMeanwhile() async throws {
         var configuration = CachingResolverConfiguration()
         configuration.networkRefreshSpacing = .milliseconds(100)

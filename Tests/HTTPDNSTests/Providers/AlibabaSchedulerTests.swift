@@ -190,6 +190,8 @@ import Testing
             _ = try #require(await fetches.next())
             service.setSchedule(.ips(["127.0.0.4"]))
             await provider.networkDidChange()
+            // The hook waits for the fetch: the new service IPs are in place when it returns.
+            #expect(harness.servers.ips == ["127.0.0.4"])
             let second = try #require(await fetches.next())
             #expect(second.lastTrigger == "network_change")
             #expect(harness.servers.ips == ["127.0.0.4"])
@@ -216,13 +218,31 @@ import Testing
                 #expect((error as? ResolveFailure)?.message.contains("disable") == true)
             }
             #expect(service.queryRequests.isEmpty)
-            // Polling goes on; when scheduling enables the service, queries resume.
+            // Polling goes on, every 5 minutes while disabled (not the hour of the refresh
+            // interval); when scheduling enables the service, queries resume.
             service.setSchedule(.ips(["127.0.0.1"]))
-            await harness.clock.waitForSleeper(until: harness.clock.instant(.seconds(3600)))
-            harness.clock.advance(by: .seconds(3600))
+            await harness.clock.waitForSleeper(until: harness.clock.instant(.seconds(300)))
+            harness.clock.advance(by: .seconds(300))
             let second = try #require(await fetches.next())
             #expect(!second.disabled)
             #expect(try await provider.resolve("a.test", families: .ipv4).ipv4 == ["127.0.0.9"])
+        }
+    }
+
+    @Test func whileDisabledScheduleIsAskedAgainEvenWithThePeriodicRefreshOff() async throws {
+        let service = try FakeAlibabaV2Service(account: "139450")
+        defer { service.stop() }
+        service.setSchedule(.disabled)
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        let harness = Harness(service, transport: transport, refresh: .zero)
+        try await harness.running { fetches in
+            #expect(try #require(await fetches.next()).disabled)
+            await harness.clock.waitForSleeper(until: harness.clock.instant(.seconds(300)))
+            harness.clock.advance(by: .seconds(300))
+            let second = try #require(await fetches.next())
+            #expect(second.lastTrigger == "periodic")
+            #expect(service.scheduleRequests.count == 2)
         }
     }
 }

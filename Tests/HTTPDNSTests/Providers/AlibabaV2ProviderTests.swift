@@ -27,6 +27,28 @@ import Testing
         )
     }
 
+    @Test func dumpAndDescriptionsShowNoKeys() throws {
+        let service = try FakeAlibabaV2Service(account: "139450", secretHex: Self.secretHex)
+        defer { service.stop() }
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        let scheduler = AlibabaServiceScheduler(
+            settings: .init(serviceRoot: "http://localhost:\(service.port)", accountID: "139450", secret: Self.secretHex, sdkVersion: "t",
+                            refreshInterval: .seconds(60), timeout: .seconds(1), caFile: nil),
+            servers: ResolverServers(ips: ["127.0.0.1"]), transport: transport, unixTime: { 0 }, logger: Logger(label: "test"))
+        let provider = Self.provider(service, transport: transport, aes: Self.aesHex, encryption: .gcm, scheduler: scheduler)
+        var dumped = ""
+        dump(provider, to: &dumped)
+        let texts = [dumped, "\(provider)", String(reflecting: provider)]
+        for text in texts {
+            #expect(!text.contains(Self.secretHex))
+            // key bytes would show as the decimal elements of the arrays
+            #expect(!text.contains("secretKey:") || text.contains("secretKey: <redacted>"))
+            #expect(!text.contains("▿ secretKey") && !text.contains("▿ aesKey"))
+        }
+        #expect(dumped.contains("139450"))
+    }
+
     @Test func signedPlainQuery() async throws {
         let service = try FakeAlibabaV2Service(account: "139450", secretHex: Self.secretHex)
         defer { service.stop() }

@@ -1,3 +1,4 @@
+import COpenSSL
 import Foundation
 import Testing
 @testable import HTTPDNS
@@ -133,19 +134,60 @@ import Testing
             ? AES128.cbcEncrypt(key: Self.aesKey, iv: iv, plaintext: data)
             : AES128.gcmEncrypt(key: Self.aesKey, iv: iv, plaintext: data))
         let body = #"{"code":"success","mode":\#(encryption.mode),"data":"\#(Data(iv + sealed).base64EncodedString())"}"#
-        let answers = try AlibabaHTTPDNSV2.parseAnswers(Array(body.utf8), aesKey: Self.aesKey)
+        let answers = try AlibabaHTTPDNSV2.parseAnswers(Array(body.utf8), expected: encryption, aesKey: Self.aesKey)
         #expect(answers["a.com"]?.ipv4 == ["1.1.1.1"])
         #expect(answers["a.com"]?.ttl == 70)
         var wrong = Self.aesKey
         wrong[15] ^= 0xff
         // GCM always detects a wrong key; CBC almost always (bad padding), else the bytes are not JSON.
-        #expect(throws: WireError.self) { try AlibabaHTTPDNSV2.parseAnswers(Array(body.utf8), aesKey: wrong) }
+        #expect(throws: WireError.self) { try AlibabaHTTPDNSV2.parseAnswers(Array(body.utf8), expected: encryption, aesKey: wrong) }
         if encryption == .gcm {
             #expect(throws: WireError.malformedJSON(AlibabaHTTPDNSV2.undecryptableReason)) {
-                try AlibabaHTTPDNSV2.parseAnswers(Array(body.utf8), aesKey: wrong)
+                try AlibabaHTTPDNSV2.parseAnswers(Array(body.utf8), expected: encryption, aesKey: wrong)
             }
         }
-        #expect(throws: WireError.self) { try AlibabaHTTPDNSV2.parseAnswers(Array(body.utf8), aesKey: nil) }
+        #expect(throws: WireError.self) { try AlibabaHTTPDNSV2.parseAnswers(Array(body.utf8), expected: encryption, aesKey: nil) }
+        // Downgrades are refused: the clear form of the same answer, and the other cipher's mode.
+        let clear = #"{"code":"success","mode":0,"data":{"answers":[{"dn":"a.com","v4":{"ips":["6.6.6.6"],"ttl":70}}]}}"#
+        #expect(throws: WireError.malformedJSON(AlibabaHTTPDNSV2.undecryptableReason)) {
+            try AlibabaHTTPDNSV2.parseAnswers(Array(clear.utf8), expected: encryption, aesKey: Self.aesKey)
+        }
+        let other: AlibabaHTTPDNSV2.Encryption = encryption == .cbc ? .gcm : .cbc
+        #expect(throws: WireError.malformedJSON(AlibabaHTTPDNSV2.undecryptableReason)) {
+            try AlibabaHTTPDNSV2.parseAnswers(Array(body.utf8), expected: other, aesKey: Self.aesKey)
+        }
+        // and an encrypted answer to a clear question is not taken either
+        #expect(throws: WireError.self) { try AlibabaHTTPDNSV2.parseAnswers(Array(body.utf8), expected: .none, aesKey: Self.aesKey) }
+    }
+
+    @Test func aFailedDecryptionLeavesNoErrorOnOpenSSLsQueue() throws {
+        let key = [UInt8](repeating: 7, count: 16)
+        let cbcIV = [UInt8](repeating: 1, count: 16)
+        var cbc = try #require(AES128.cbcEncrypt(key: key, iv: cbcIV, plaintext: Array("an answer".utf8)))
+        cbc[cbc.count - 1] ^= 0x5a  // the padding no longer checks out
+        ERR_clear_error()
+        #expect(AES128.cbcDecrypt(key: key, iv: cbcIV, ciphertext: cbc) == nil)
+        #expect(ERR_peek_error() == 0)
+        let gcmIV = [UInt8](repeating: 2, count: 12)
+        var gcm = try #require(AES128.gcmEncrypt(key: key, iv: gcmIV, plaintext: Array("an answer".utf8)))
+        gcm[gcm.count - 1] ^= 1  // the tag does not verify
+        #expect(AES128.gcmDecrypt(key: key, iv: gcmIV, sealed: gcm) == nil)
+        #expect(ERR_peek_error() == 0)
+    }
+
+    @Test func aNameRepeatedManyTimesKeepsEachAddressOnce() throws {
+        // 200 items for one name, 50 addresses each, half of them shared with every other item:
+        // the merge keeps each address once (a quadratic merge would take ~10^8 compares here).
+        var items: [String] = []
+        for i in 0..<200 {
+            let ips = (0..<25).map { "\"10.0.0.\($0)\"" } + (0..<25).map { "\"10.\(1 + i / 250).\(i % 250).\($0)\"" }
+            items.append(#"{"dn":"a.com","v4":{"ips":[\#(ips.joined(separator: ","))],"ttl":60}}"#)
+        }
+        let body = #"{"code":"success","mode":0,"data":{"answers":[\#(items.joined(separator: ","))]}}"#
+        let answers = try AlibabaHTTPDNSV2.parseAnswers(Array(body.utf8), aesKey: nil)
+        let ipv4 = try #require(answers["a.com"]?.ipv4)
+        #expect(ipv4.count == 25 + 200 * 25)
+        #expect(Set(ipv4).count == ipv4.count)
     }
 
     @Test func errorDocumentsAndGarbage() {

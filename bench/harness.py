@@ -346,7 +346,10 @@ class Bench:
                     "--allow-destination", "127.0.0.0/8",
                     "--connect-ports", ",".join(map(str, self.connect_ports())),
                     "--access-log", str(d / "access.log") if self.args.access_log == "on" else "off",
-                    "--log-level", "warning"]
+                    "--log-level", "warning",
+                    # every load comes from one client IP; the default per-client limit (256)
+                    # would refuse most of the idle tunnels
+                    "--max-connections-per-client", str(max_clients or 4096)]
         elif name == "nginx-proxy":
             # nginx as the proxy anchor: 2 workers (one per core here), an upstream keep-alive
             # pool to the origin, HTTP/1.1 upstream, buffering as shipped. It takes the

@@ -50,6 +50,24 @@ import Testing
         #expect(machine.current == Self.home)
     }
 
+    @Test func aFlappingInterfaceIsAnsweredAtMostOncePerHoldDown() {
+        var machine = NetworkChangeStateMachine(initial: Self.home)
+        _ = machine.eventReceived(now: t(0))
+        #expect(machine.timerFired(now: t(250)) == .readAddresses)
+        #expect(machine.addressesRead(Self.office) == .respond(NetworkChange(old: Self.home, new: Self.office)))
+        // It flaps back 300 ms later: the read waits for the 5 s hold-down after the response...
+        #expect(machine.eventReceived(now: t(300)) == .armTimer(t(550)))
+        #expect(machine.timerFired(now: t(550)) == .armTimer(t(5250)))
+        _ = machine.eventReceived(now: t(2000))  // ...and forth again meanwhile
+        #expect(machine.timerFired(now: t(5250)) == .readAddresses)
+        // one read sees where it ended: back at the office, no change, no response
+        #expect(machine.addressesRead(Self.office) == .none)
+        // a real change after the hold-down is answered as usual
+        _ = machine.eventReceived(now: t(9000))
+        #expect(machine.timerFired(now: t(9250)) == .readAddresses)
+        #expect(machine.addressesRead(Self.home) == .respond(NetworkChange(old: Self.office, new: Self.home)))
+    }
+
     @Test func aChangeIsReportedOnceAndBecomesTheNewBaseline() {
         var machine = NetworkChangeStateMachine(initial: Self.home)
         let change = NetworkChange(old: Self.home, new: Self.office)

@@ -100,6 +100,17 @@ public struct AlibabaProvider: HTTPDNSProvider {
     }
 }
 
+/// Descriptions and `dump` never show the v1 secret.
+extension AlibabaProvider: CustomStringConvertible, CustomReflectable {
+    public var description: String {
+        "AlibabaProvider(serviceRoot: \(serviceRoot), accountID: \(accountID), secret: \(secret == nil ? "nil" : "<redacted>"))"
+    }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["serviceRoot": serviceRoot, "accountID": accountID, "signed": secret != nil], displayStyle: .struct)
+    }
+}
+
 extension AddressFamilies {
     var alibabaQuery: Set<DNSRecordType> {
         switch self {

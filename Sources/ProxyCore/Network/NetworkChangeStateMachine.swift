@@ -6,13 +6,17 @@ import NIOCore
 ///
 /// Events are debounced: the addresses are read `debounce` after the last event of a burst, but no
 /// later than `maxDelay` after its first, so a steady trickle of route updates cannot postpone the
-/// check forever. Only a different set of addresses is a change.
+/// check forever. Only a different set of addresses is a change. After a response, the next read
+/// waits `holdDown`: an interface that flaps resets health and retires the pool once per
+/// hold-down, not on every flap (what changed meanwhile is seen in one read).
 struct NetworkChangeStateMachine: Sendable {
     struct Configuration: Sendable, Equatable {
         /// Quiet time after the last event before the addresses are read. Default 250 ms.
         var debounce: TimeAmount = .milliseconds(250)
         /// Longest wait after the first event of a burst. Default 2 s.
         var maxDelay: TimeAmount = .seconds(2)
+        /// Least time between two responses. Default 5 s.
+        var holdDown: TimeAmount = .seconds(5)
     }
 
     enum Action: Equatable {
@@ -34,6 +38,10 @@ struct NetworkChangeStateMachine: Sendable {
     /// The addresses last seen.
     private(set) var current: InterfaceAddresses
     private var state = State.idle
+    /// When the read in progress was started by the timer (nil: a poll or none).
+    private var readStartedAt: NIODeadline?
+    /// When the last response's read started.
+    private var lastResponse: NIODeadline?
 
     init(initial: InterfaceAddresses, configuration: Configuration = .init()) {
         self.current = initial
@@ -55,20 +63,26 @@ struct NetworkChangeStateMachine: Sendable {
 
     mutating func timerFired(now: NIODeadline) -> Action {
         guard case .pending(let first, let last) = state else { return .none }
-        let due = min(last + configuration.debounce, first + configuration.maxDelay)
-        return now >= due ? .readAddresses : .armTimer(due)
+        var due = min(last + configuration.debounce, first + configuration.maxDelay)
+        if let lastResponse { due = max(due, lastResponse + configuration.holdDown) }
+        guard now >= due else { return .armTimer(due) }
+        readStartedAt = now
+        return .readAddresses
     }
 
     /// Polling (no netlink): read the addresses now.
     mutating func pollDue() -> Action {
-        .readAddresses
+        readStartedAt = nil
+        return .readAddresses
     }
 
     mutating func addressesRead(_ addresses: InterfaceAddresses) -> Action {
         state = .idle
+        defer { readStartedAt = nil }
         guard addresses != current else { return .none }
         let change = NetworkChange(old: current, new: addresses)
         current = addresses
+        if let readStartedAt { lastResponse = readStartedAt }
         return .respond(change)
     }
 }

@@ -46,6 +46,11 @@ import Testing
         )
         let answer = try await provider.resolve("api.example.test", families: .ipv4)
         #expect(answer.ipv4 == ["127.0.0.6"])
+        var dumped = ""
+        dump(provider, to: &dumped)
+        for text in [dumped, "\(provider)", String(reflecting: provider)] {
+            #expect(!text.contains("s3cr3t-value"), "\(text)")
+        }
         let request = try #require(service.requests().last)
         #expect(request.path == "/100000/sign_d")
         #expect(request.query["t"] == "1700000600")

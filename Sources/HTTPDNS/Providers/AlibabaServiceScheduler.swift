@@ -20,11 +20,11 @@ public final class AlibabaServiceScheduler: Service, Sendable {
         public var timeout: Duration
         public var caFile: String?
         /// Whether scheduled IPv6 service IPs are used (not when this host has no IPv6 route).
-        public var useIPv6ServiceIPs: Bool
+        public var useIPv6ServiceIPs: @Sendable () -> Bool
 
         public init(
             serviceRoot: String, accountID: String, secret: String?, sdkVersion: String, refreshInterval: Duration, timeout: Duration,
-            caFile: String?, useIPv6ServiceIPs: Bool = true
+            caFile: String?, useIPv6ServiceIPs: @escaping @Sendable () -> Bool = { true }
         ) {
             var root = serviceRoot
             while root.hasSuffix("/") { root.removeLast() }
@@ -150,7 +150,7 @@ public final class AlibabaServiceScheduler: Service, Sendable {
             if Task.isCancelled { return }
             switch await fetch(from: ip) {
             case .success(var schedule):
-                if !settings.useIPv6ServiceIPs { schedule.serviceIPs.removeAll { $0.contains(":") } }
+                if !settings.useIPv6ServiceIPs() { schedule.serviceIPs.removeAll { $0.contains(":") } }
                 apply(schedule, trigger: trigger, from: ip)
                 return
             case .failure(let reason):

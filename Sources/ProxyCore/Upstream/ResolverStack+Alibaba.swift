@@ -25,7 +25,8 @@ extension ResolverStack {
                 refreshInterval: configuration.schedulerRefresh.duration,
                 timeout: configuration.resolverTimeout.duration,
                 caFile: configuration.resolverCAFile,
-                useIPv6ServiceIPs: HostAddressFamilies.detect().wantsIPv6
+                // asked at every /ss fetch: a network change can bring or take IPv6
+                useIPv6ServiceIPs: { HostAddressFamilies.detect().wantsIPv6 }
             ),
             servers: servers,
             transport: transport,

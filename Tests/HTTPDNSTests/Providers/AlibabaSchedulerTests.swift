@@ -2,6 +2,7 @@ import CurlTransport
 @testable import HTTPDNS
 import HTTPDNSTestSupport
 import Logging
+import NIOConcurrencyHelpers
 import Testing
 
 /// Service-IP scheduling: the state machine alone, then the scheduler's loop against the fake v2
@@ -61,6 +62,8 @@ import Testing
         let servers: ResolverServers
         let scheduler: AlibabaServiceScheduler
         let fetches: AsyncStream<AlibabaSchedulerSnapshot>
+        /// Whether the host has IPv6 now (asked at every fetch).
+        let hostHasIPv6: NIOLockedValueBox<Bool>
 
         init(
             _ service: FakeAlibabaV2Service, transport: CurlTransport, bootstrap: [String] = ["127.0.0.1"], refresh: Duration = .seconds(3600),
@@ -68,13 +71,15 @@ import Testing
         ) {
             let servers = ResolverServers(ips: bootstrap)
             let (fetches, sink) = AsyncStream.makeStream(of: AlibabaSchedulerSnapshot.self)
+            let hostHasIPv6 = NIOLockedValueBox(ipv6)
+            self.hostHasIPv6 = hostHasIPv6
             let clock = ManualClock()
             self.clock = clock
             self.servers = servers
             self.fetches = fetches
             scheduler = AlibabaServiceScheduler(
                 settings: .init(serviceRoot: "http://localhost:\(service.port)", accountID: "139450", secret: nil, sdkVersion: "test",
-                                refreshInterval: refresh, timeout: .seconds(2), caFile: nil, useIPv6ServiceIPs: ipv6),
+                                refreshInterval: refresh, timeout: .seconds(2), caFile: nil, useIPv6ServiceIPs: { hostHasIPv6.withLockedValue { $0 } }),
                 servers: servers,
                 transport: transport,
                 sleep: { try await clock.sleep(for: $0) },
@@ -134,6 +139,24 @@ import Testing
         try await harness.running { fetches in
             _ = try #require(await fetches.next())
             #expect(harness.servers.ips == (ipv6 ? ["127.0.0.3", "2001:db8::3"] : ["127.0.0.3"]))
+        }
+    }
+
+    @Test func whetherIPv6ServiceIPsAreUsedIsAskedAtEveryFetch() async throws {
+        let service = try FakeAlibabaV2Service(account: "139450")
+        defer { service.stop() }
+        service.setSchedule(.ips(["127.0.0.3", "2001:db8::3"]))
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        let harness = Harness(service, transport: transport, refresh: .zero, ipv6: false)
+        try await harness.running { fetches in
+            _ = try #require(await fetches.next())
+            #expect(harness.servers.ips == ["127.0.0.3"])
+            // the host joins a network with IPv6; the network change fetches /ss again
+            harness.hostHasIPv6.withLockedValue { $0 = true }
+            harness.scheduler.requestRefresh(.networkChange)
+            _ = try #require(await fetches.next())
+            #expect(harness.servers.ips == ["127.0.0.3", "2001:db8::3"])
         }
     }
 

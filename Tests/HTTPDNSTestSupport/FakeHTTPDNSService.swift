@@ -63,17 +63,11 @@ public final class FakeHTTPDNSService: Sendable {
     /// service on another loopback address can share the first one's port, for failover tests).
     public init(host: String = "127.0.0.1", port: Int = 0) throws {
         let box = state
-        channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                box.withLockedValue { state in state.connections += 1 }
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(FakeHTTPDNSHandler(state: box))
-                }
-            }
-            .bind(host: host, port: port)
-            .wait()
+        channel = try FakeHTTPServer.start(
+            host: host, port: port,
+            onConnection: { box.withLockedValue { state in state.connections += 1 } },
+            respond: { FakeHTTPDNSService.respond(to: $0, state: box) }
+        )
         self.host = host
         self.port = channel.localAddress!.port!
     }
@@ -271,53 +265,6 @@ public final class FakeHTTPDNSService: Sendable {
         return (200, "application/dns-message", response)
     }
 }
-
-final class FakeHTTPDNSHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
-
-    private let state: NIOLockedValueBox<FakeHTTPDNSService.State>
-    private var head: HTTPRequestHead?
-    private var body: [UInt8] = []
-
-    fileprivate init(state: NIOLockedValueBox<FakeHTTPDNSService.State>) {
-        self.state = state
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            self.head = head
-            body = []
-        case .body(var buffer):
-            body += buffer.readBytes(length: buffer.readableBytes) ?? []
-        case .end:
-            guard let head else { return }
-            self.head = nil
-            let components = URLComponents(string: head.uri)
-            var query: [String: String] = [:]
-            for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
-            let request = FakeHTTPDNSService.SeenRequest(
-                method: head.method.rawValue,
-                uri: head.uri,
-                path: components?.path ?? head.uri,
-                query: query,
-                headers: head.headers.map { ($0.name, $0.value) },
-                body: body
-            )
-            guard let (status, contentType, bytes) = FakeHTTPDNSService.respond(to: request, state: state) else { return }
-            var response = HTTPResponseHead(version: head.version, status: HTTPResponseStatus(statusCode: status))
-            response.headers.add(name: "Content-Type", value: contentType)
-            response.headers.add(name: "Content-Length", value: String(bytes.count))
-            context.write(wrapOutboundOut(.head(response)), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        }
-    }
-}
-
-@available(*, unavailable)
-extension FakeHTTPDNSHandler: Sendable {}
 
 enum Base64URL {
     static func decode(_ text: String) -> [UInt8]? {

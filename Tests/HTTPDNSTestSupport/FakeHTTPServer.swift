@@ -7,11 +7,15 @@ import NIOPosix
 enum FakeHTTPServer {
     typealias Respond = @Sendable (FakeHTTPDNSService.SeenRequest) -> (Int, String, [UInt8])?
 
-    static func start(host: String, port: Int, respond: @escaping Respond) throws -> any Channel {
+    /// `onConnection`: told of every accepted connection (fakes that count them).
+    static func start(
+        host: String, port: Int, onConnection: (@Sendable () -> Void)? = nil, respond: @escaping Respond
+    ) throws -> any Channel {
         try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                onConnection?()
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(ClosureHTTPHandler(respond: respond))
                 }

@@ -54,18 +54,10 @@ public final class FakeTencentService: Sendable {
         self.account = account
         let box = state
         let account = account
-        channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(FakeTencentHandler { uri in
-                        FakeTencentService.respond(to: uri, account: account, state: box)
-                    })
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0)
-            .wait()
+        channel = try FakeHTTPServer.start(host: "127.0.0.1", port: 0) { request in
+            let (status, bytes) = FakeTencentService.respond(to: request.uri, account: account, state: box)
+            return (status, "text/plain", bytes)
+        }
         port = channel.localAddress!.port!
     }
 
@@ -145,35 +137,3 @@ public final class FakeTencentService: Sendable {
         }
     }
 }
-
-final class FakeTencentHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
-
-    private let respond: (String) -> (Int, [UInt8])
-    private var head: HTTPRequestHead?
-
-    init(respond: @escaping (String) -> (Int, [UInt8])) {
-        self.respond = respond
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head): self.head = head
-        case .body: break
-        case .end:
-            guard let head else { return }
-            self.head = nil
-            let (status, bytes) = respond(head.uri)
-            var response = HTTPResponseHead(version: head.version, status: HTTPResponseStatus(statusCode: status))
-            response.headers.add(name: "Content-Type", value: "text/plain")
-            response.headers.add(name: "Content-Length", value: String(bytes.count))
-            context.write(wrapOutboundOut(.head(response)), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        }
-    }
-}
-
-@available(*, unavailable)
-extension FakeTencentHandler: Sendable {}

@@ -54,24 +54,7 @@ public struct InterfaceAddresses: Hashable, Sendable {
     /// The interface addresses now (getifaddrs; no traffic). Empty when getifaddrs fails.
     public static func current() -> InterfaceAddresses {
         var result = InterfaceAddresses()
-        var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0 else { return result }
-        defer { freeifaddrs(list) }
-        var cursor = list
-        while let entry = cursor {
-            defer { cursor = entry.pointee.ifa_next }
-            guard let address = entry.pointee.ifa_addr, entry.pointee.ifa_flags & UInt32(IFF_UP) != 0 else { continue }
-            switch Int32(address.pointee.sa_family) {
-            case AF_INET:
-                let raw = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
-                result.add(withUnsafeBytes(of: raw) { Array($0) })
-            case AF_INET6:
-                let raw = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
-                result.add(withUnsafeBytes(of: raw) { Array($0) })
-            default:
-                continue
-            }
-        }
+        for bytes in HostAddressFamilies.upInterfaceAddresses() ?? [] { result.add(bytes) }
         return result
     }
 }

@@ -10,34 +10,40 @@ import HTTPDNS
 /// ULA or link-local address alone does not reach the Internet.
 public enum HostAddressFamilies {
     public static func detect() -> AddressFamilies {
-        var hasV4 = false
-        var hasV6 = false
+        guard let addresses = upInterfaceAddresses() else { return .ipv4 }
+        // 127.0.0.0/8: first byte 127.
+        let hasV4 = addresses.contains { $0.count == 4 && $0[0] != 127 }
+        let hasV6 = addresses.contains { $0.count == 16 && isGlobalIPv6($0) }
+        switch (hasV4, hasV6) {
+        case (true, true): return .both
+        case (false, true): return .ipv6
+        default: return .ipv4
+        }
+    }
+
+    /// The addresses of the interfaces that are up, in network byte order (4 bytes for IPv4, 16
+    /// for IPv6); nil when getifaddrs fails. No traffic is sent.
+    static func upInterfaceAddresses() -> [[UInt8]]? {
         var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0 else { return .ipv4 }
+        guard getifaddrs(&list) == 0 else { return nil }
         defer { freeifaddrs(list) }
+        var result: [[UInt8]] = []
         var cursor = list
         while let entry = cursor {
             defer { cursor = entry.pointee.ifa_next }
             guard let address = entry.pointee.ifa_addr, entry.pointee.ifa_flags & UInt32(IFF_UP) != 0 else { continue }
             switch Int32(address.pointee.sa_family) {
             case AF_INET:
-                let v4 = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr }
-                // 127.0.0.0/8 in network byte order: first byte 127.
-                if UInt32(bigEndian: v4) >> 24 != 127 { hasV4 = true }
+                let raw = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+                result.append(withUnsafeBytes(of: raw) { Array($0) })
             case AF_INET6:
-                let bytes = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
-                    withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
-                }
-                if isGlobalIPv6(bytes) { hasV6 = true }
+                let raw = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+                result.append(withUnsafeBytes(of: raw) { Array($0) })
             default:
                 continue
             }
         }
-        switch (hasV4, hasV6) {
-        case (true, true): return .both
-        case (false, true): return .ipv6
-        default: return .ipv4
-        }
+        return result
     }
 
     static func isGlobalIPv6(_ bytes: [UInt8]) -> Bool {

@@ -35,6 +35,8 @@ if [ "$mode" = "--with-test-tools" ]; then
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
   # promtool lints the /metrics exposition and the example alert rules.
   command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+  # strace counts the proxy's accept() calls while descriptors are exhausted.
+  command -v strace >/dev/null 2>&1 || missing+=(strace)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
   command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
   # A virtualenv for the linters needs ensurepip, which Debian ships separately.

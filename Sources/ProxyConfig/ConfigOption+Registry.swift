@@ -448,7 +448,7 @@ extension ConfigOption {
 
     public static let maxConnectionsPerClient = ConfigOption(
         name: "max-connections-per-client", valueName: "count",
-        help: "Open client connections from one client IP at most; beyond it 503 and close",
+        help: "Open client connections from one client IP at most (loopback clients are exempt: in a sidecar they are the app itself); beyond it 503 and close",
         defaultText: "256", expectation: "expected a whole number 1...10000000"
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.maxConnectionsPerClient = try integer(single(items), in: 1...10_000_000)

@@ -46,6 +46,13 @@ public struct IPAddress: Sendable, Hashable {
     /// True for 4-byte addresses. An IPv4-mapped IPv6 address is *not* IPv4; see `unmappedIPv4`.
     public var isIPv4: Bool { bytes.count == 4 }
 
+    /// 127.0.0.0/8 or ::1 (an IPv4-mapped loopback address counts too).
+    public var isLoopback: Bool {
+        if let v4 = unmappedIPv4 { return v4.isLoopback }
+        if isIPv4 { return bytes[0] == 127 }
+        return bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
+    }
+
     /// The embedded IPv4 address when this is an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`).
     ///
     /// Dual-stack sockets report IPv4 peers in this form, so policy checks must

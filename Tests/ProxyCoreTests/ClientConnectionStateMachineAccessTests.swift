@@ -259,6 +259,26 @@ import Testing
 
     // MARK: bounded read-ahead
 
+    @Test func theReadAheadMarkIsReachedLongBeforeTheHardBound() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head()), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        for index in 0..<Machine.readAheadRequests {
+            #expect(!m.readAheadFull, "after \(index) queued")
+            _ = m.requestPart(.head(head()), now: at(1), draining: false)
+            _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        }
+        #expect(m.readAheadFull && !m.queueOverflowed)
+        #expect(Machine.maxQueuedRequests >= (64 << 10) / 18, "one 64 KiB read of the smallest requests fits under the hard bound")
+        // Serving the first queued request makes room again.
+        _ = m.upstreamConnected(fresh, now: at(1))
+        _ = m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"]), now: at(1))
+        _ = m.upstreamEnd(nil, now: at(1))
+        if let part = m.nextQueuedPart() { _ = m.handleQueued(part, now: at(1), draining: false) }
+        #expect(!m.readAheadFull)
+    }
+
     @Test func pipelinedRequestsBeyondTheQueueGet503AfterTheQueuedOnes() {
         var m = machine()
         _ = m.activated(now: Self.t0, draining: false)

@@ -73,11 +73,16 @@ final class ClientAdmission: Sendable {
             if counts.total >= counts.maxConnections {
                 return .tooManyConnections("the proxy has \(counts.total) open connections, its limit (--max-connections)")
             }
+            counts.total += 1
+            // Loopback is the sidecar's own app (every connection of a pod comes from 127.0.0.1):
+            // the per-client limit protects a shared proxy from one noisy client, and the app the
+            // sidecar exists for is not that. The total limit still applies to it.
+            if client.isLoopback { return nil }
             let fromClient = counts.perClient[client, default: 0]
             if fromClient >= counts.maxConnectionsPerClient {
+                counts.total -= 1
                 return .tooManyConnections("\(client) has \(fromClient) open connections, the limit per client (--max-connections-per-client)")
             }
-            counts.total += 1
             counts.perClient[client] = fromClient + 1
             return nil
         }
@@ -95,6 +100,7 @@ final class ClientAdmission: Sendable {
     func release(_ client: IPAddress) {
         counts.withLockedValue { counts in
             counts.total -= 1
+            if client.isLoopback { return }
             let left = counts.perClient[client, default: 1] - 1
             if left > 0 { counts.perClient[client] = left } else { counts.perClient[client] = nil }
         }

@@ -89,8 +89,22 @@ public final class AdminServer: Service, Sendable {
         let headerTimeout = self.headerTimeout
         let connections = self.connections
         let allowedClients = self.allowedClients
+        let logger = self.logger
+        let acceptErrorLog = LogRateLimiter()
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                // Out of descriptors: the listener leaves epoll for 100 ms instead of spinning.
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        AcceptPauseHandler(counters: AcceptPauseHandler.Counters()) { error in
+                            acceptErrorLog.run {
+                                logger.warning("admin accept failed; pausing for 100 ms", metadata: ["error": "\(error)", "suppressed": "\($0)"])
+                            }
+                        }
+                    )
+                }
+            }
             .childChannelInitializer { channel in
                 guard connections.open() else {
                     return channel.close()

@@ -66,6 +66,9 @@ extension ClientConnectionHandler {
         }
         timer?.cancel()
         timer = nil
+        // Bytes held back by the read-ahead gate go to the decoder, which stopped parsing at the
+        // CONNECT or upgrade head and hands them on as tunnel bytes when it is removed.
+        observer.releaseNow()
         TunnelSwitch.removeHTTPHandlers(client: context.pipeline.syncOperations, codec: codec, upstream: upgraded, on: context.eventLoop)
             .assumeIsolated().whenComplete { result in
                 guard case .success = result, let context = self.context, upstreamChannel.isActive else {

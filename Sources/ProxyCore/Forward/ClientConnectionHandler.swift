@@ -135,6 +135,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let part = unwrapInboundIn(data)
         if case .head = part { takeReloadedSettings() }
         run(machine.requestPart(part, now: now, draining: env.isDraining))
+        if machine.readAheadFull { observer.hold() }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -267,6 +268,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             run(machine.handleQueued(part, now: now, draining: env.isDraining))
         }
         run(machine.queueDrained(now: now))
+        if !machine.readAheadFull { observer.release() }
     }
 
     /// Checks credentials: at once when no hash is needed, else on the authenticator's threads.

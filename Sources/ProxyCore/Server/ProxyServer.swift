@@ -30,6 +30,8 @@ public final class ProxyServer: Service, Sendable {
     /// The open-file limit the default connection limit is derived from.
     let openFileLimit: Int
     private let acceptErrorLog: LogRateLimiter
+    /// accept() failures for lack of descriptors or memory, each followed by a pause (`/stats`).
+    let acceptCounters = AcceptPauseHandler.Counters()
     private let refusalLog: LogRateLimiter
     private let logger: Logger
     private let onBound: @Sendable (SocketAddress) -> Void
@@ -123,6 +125,7 @@ public final class ProxyServer: Service, Sendable {
             maxConnectionsPerClient: admission.maxConnectionsPerClient,
             rejectedByACL: admission.rejectedByACL,
             rejectedByLimits: admission.rejectedByLimits,
+            acceptFailures: acceptCounters.acceptFailures,
             authSuccesses: env.authenticator?.successes,
             authFailures: env.authenticator?.failures
         )
@@ -181,6 +184,7 @@ public final class ProxyServer: Service, Sendable {
         let admission = self.admission
         let logger = self.logger
         let acceptErrorLog = self.acceptErrorLog
+        let acceptCounters = self.acceptCounters
         let refusalLog = self.refusalLog
         let metrics = env.metrics
         let bootstrap = ServerBootstrap(group: group)
@@ -188,14 +192,13 @@ public final class ProxyServer: Service, Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
                 // accept() failing for lack of descriptors (EMFILE/ENFILE) must not spin the loop:
-                // pause accepting briefly, keep serving open connections, resume by itself.
+                // the listener leaves epoll for 100 ms, open connections are served meanwhile.
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        AcceptBackoffHandler(shouldForwardIOErrorCaught: false) { error in
+                        AcceptPauseHandler(counters: acceptCounters) { error in
                             acceptErrorLog.run {
                                 logger.warning("accept failed; pausing new connections for 100 ms", metadata: ["error": "\(error)", "suppressed": "\($0)"])
                             }
-                            return .milliseconds(100)
                         }
                     )
                 }

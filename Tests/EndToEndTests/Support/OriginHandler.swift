@@ -180,6 +180,8 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .bytes(let count, let chunked):
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "application/octet-stream")
+            // Tells pipelined responses apart: the request's query comes back.
+            headers.add(name: "X-Seen-Query", value: Self.query(of: head.uri))
             if chunked {
                 headers.add(name: "Transfer-Encoding", value: "chunked")
             } else {

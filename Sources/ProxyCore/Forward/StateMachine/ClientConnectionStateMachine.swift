@@ -22,10 +22,16 @@ struct ClientConnectionStateMachine {
         var logsPaths = true
     }
 
-    /// Requests read ahead of the one being served are queued up to this many; the next one is
-    /// answered 503 (in order, after the queued ones) and the connection closes.
-    static let maxQueuedRequests = 16
-    /// Body bytes of queued requests, at most.
+    /// Pipelined requests read ahead of the one being served: from this many on (or this many
+    /// queued body bytes) the handler stops feeding the decoder and stops reading the socket
+    /// (`readAheadFull`), so the client is slowed down by TCP instead of refused.
+    static let readAheadRequests = 16
+    static let readAheadBodyBytes = 256 << 10
+    /// Hard bounds of the queue. Reading stops at the read-ahead marks above, and what is parsed
+    /// past them is one receive buffer (64 KiB at most: a few thousand of the smallest requests),
+    /// so these are reached only by what cannot be held back; then the next request is answered
+    /// 503 (in order, after the queued ones) and the connection closes.
+    static let maxQueuedRequests = 8_192
     static let maxQueuedBodyBytes = 1 << 20
 
     /// Waiting between requests.
@@ -194,6 +200,11 @@ struct ClientConnectionStateMachine {
     }
 
     // MARK: - reading (backpressure)
+
+    /// The queue of pipelined requests is at its read-ahead mark: no more bytes for the decoder.
+    var readAheadFull: Bool {
+        queuedRequests >= Self.readAheadRequests || queuedBodyBytes >= Self.readAheadBodyBytes
+    }
 
     /// Whether the client side may be read now.
     var readAllowed: Bool {

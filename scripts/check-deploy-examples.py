@@ -13,7 +13,11 @@ scripts/lint-deploy.sh; needs PyYAML).
    v1 has no encryption; tencent needs its ID and the token (https mode) or the key (http mode).
    These are a copy of the Swift rules: when those change, change them here.
 3. The sidecar and node-proxy manifests load the credentials Secret with `optional: true` (the
-   default provider needs none), and the sidecar's admin listener is on loopback.
+   default provider needs none), and the sidecar's admin listener is on loopback, probed with
+   `httpdns-proxy healthcheck`.
+4. The node proxy has what a node component needs (priority, tolerations, a surge update,
+   resources), and its prometheus.io/* annotations and deploy/prometheus/servicemonitor.yaml (through
+   the headless metrics Service) point at its admin listener's /metrics.
 """
 import re
 import sys
@@ -171,6 +175,50 @@ for name in ("sidecar-deployment.yaml", "daemonset.yaml"):
                     command = (container.get(probe) or {}).get("exec", {}).get("command")
                     if command != ["httpdns-proxy", "healthcheck"]:
                         fail(f"{name}: the sidecar's {probe} is not `httpdns-proxy healthcheck` (an httpGet probe cannot reach a loopback listener)")
+
+# ---- 4. the node proxy fits a node; the scrape configuration points at the admin listener ----------------------------------
+daemonset_docs = [d for d in yaml.safe_load_all((ROOT / "deploy/kubernetes/daemonset.yaml").read_text()) if d]
+daemonset = next(d for d in daemonset_docs if d["kind"] == "DaemonSet")
+proxy = next(c for c in daemonset["spec"]["template"]["spec"]["containers"] if c["name"] == "httpdns-proxy")
+admin_port = next(p["containerPort"] for p in proxy["ports"] if p["name"] == "admin")
+admin_listen = {e["name"]: e.get("value") for e in proxy.get("env", [])}.get("HTTPDNS_PROXY_ADMIN_LISTEN", "")
+if not admin_listen.endswith(f":{admin_port}"):
+    fail(f"daemonset.yaml: HTTPDNS_PROXY_ADMIN_LISTEN {admin_listen} is not on the admin containerPort {admin_port}")
+pod = daemonset["spec"]["template"]["spec"]
+rolling = daemonset["spec"].get("updateStrategy", {}).get("rollingUpdate", {})
+node_fit = {
+    "priorityClassName system-node-critical": pod.get("priorityClassName") == "system-node-critical",
+    "a toleration of every taint (operator Exists, no key)": {"operator": "Exists"} in pod.get("tolerations", []),
+    "rolling update maxSurge 1, maxUnavailable 0": rolling.get("maxSurge") == 1 and rolling.get("maxUnavailable") == 0,
+    "CPU and memory requests, a memory limit": {"cpu", "memory"} <= proxy.get("resources", {}).get("requests", {}).keys()
+    and "memory" in proxy.get("resources", {}).get("limits", {}),
+}
+for what, present in node_fit.items():
+    (ok if present else fail)(f"daemonset.yaml: {what}" + ("" if present else " is missing"))
+annotations = daemonset["spec"]["template"]["metadata"].get("annotations", {})
+if annotations.get("prometheus.io/scrape") == "true" and annotations.get("prometheus.io/port") == str(admin_port) \
+        and annotations.get("prometheus.io/path") == "/metrics":
+    ok(f"daemonset.yaml: prometheus.io/* annotations scrape /metrics on the admin port {admin_port}")
+else:
+    fail(f"daemonset.yaml: the prometheus.io/* annotations do not name /metrics on the admin port {admin_port}: {annotations}")
+monitor = yaml.safe_load((ROOT / "deploy/prometheus/servicemonitor.yaml").read_text())
+wanted = monitor["spec"]["selector"]["matchLabels"]
+namespaces = monitor["spec"].get("namespaceSelector", {}).get("matchNames", [monitor["metadata"]["namespace"]])
+services = [d for d in daemonset_docs if d["kind"] == "Service" and d["metadata"]["namespace"] in namespaces
+            and wanted.items() <= d["metadata"].get("labels", {}).items()]
+if len(services) != 1:
+    fail(f"servicemonitor.yaml selects {len(services)} Services of daemonset.yaml (want exactly the metrics one)")
+else:
+    service = services[0]
+    port_names = {p["name"]: p for p in service["spec"]["ports"]}
+    for endpoint in monitor["spec"]["endpoints"]:
+        port = port_names.get(endpoint.get("port"))
+        if port and port.get("targetPort") in ("admin", admin_port) and endpoint.get("path") == "/metrics":
+            ok(f"servicemonitor.yaml scrapes /metrics through Service {service['metadata']['name']} port {endpoint['port']} -> the admin listener")
+        else:
+            fail(f"servicemonitor.yaml endpoint {endpoint} does not reach /metrics on the admin port of Service {service['metadata']['name']}")
+    if not service["spec"]["selector"].items() <= daemonset["spec"]["template"]["metadata"]["labels"].items():
+        fail(f"Service {service['metadata']['name']} does not select the DaemonSet's pods")
 
 print(f"deploy examples: {len(failures)} failed" if failures else "deploy examples: all checks passed")
 sys.exit(1 if failures else 0)

@@ -15,7 +15,9 @@ scripts/lint-deploy.sh; needs PyYAML).
 3. The sidecar and node-proxy manifests load the credentials Secret with `optional: true` (the
    default provider needs none), and the sidecar's admin listener is on loopback, probed with
    `httpdns-proxy healthcheck`.
-4. The node proxy has what a node component needs (priority, tolerations, a surge update,
+4. The sidecar example's app containers set NO_PROXY and no_proxy to the list docs/deployment.md
+   gives (cluster names, loopback, the metadata services the SSRF guard refuses, ...).
+5. The node proxy has what a node component needs (priority, tolerations, a surge update,
    resources), and its prometheus.io/* annotations and deploy/prometheus/servicemonitor.yaml (through
    the headless metrics Service) point at its admin listener's /metrics.
 """
@@ -176,7 +178,26 @@ for name in ("sidecar-deployment.yaml", "daemonset.yaml"):
                     if command != ["httpdns-proxy", "healthcheck"]:
                         fail(f"{name}: the sidecar's {probe} is not `httpdns-proxy healthcheck` (an httpGet probe cannot reach a loopback listener)")
 
-# ---- 4. the node proxy fits a node; the scrape configuration points at the admin listener ----------------------------------
+# ---- 4. NO_PROXY on the sidecar example's app containers, as docs/deployment.md gives it ---------
+REQUIRED_NO_PROXY = ["localhost", "127.0.0.1", "::1", ".svc", ".cluster.local", "169.254.169.254", "100.100.100.200"]
+documented_no_proxy = re.findall(r"^NO_PROXY=(\S+)$", (ROOT / "docs/deployment.md").read_text(), re.M)
+for kind, spec in pod_specs(ROOT / "deploy/kubernetes/sidecar-deployment.yaml"):
+    for container in spec.get("containers", []):
+        env = {e["name"]: e.get("value") for e in container.get("env", [])}
+        if "HTTP_PROXY" not in env and "http_proxy" not in env:
+            continue
+        upper, lower = env.get("NO_PROXY"), env.get("no_proxy")
+        missing = [entry for entry in REQUIRED_NO_PROXY if entry not in (upper or "").split(",")]
+        if upper is None or upper != lower:
+            fail(f"sidecar-deployment.yaml: app container {container['name']} needs NO_PROXY and no_proxy, equal")
+        elif missing:
+            fail(f"sidecar-deployment.yaml: app container {container['name']}'s NO_PROXY lacks {', '.join(missing)}")
+        elif documented_no_proxy != [upper]:
+            fail(f"sidecar-deployment.yaml: app container {container['name']}'s NO_PROXY differs from docs/deployment.md's {documented_no_proxy}")
+        else:
+            ok(f"sidecar-deployment.yaml: app container {container['name']} has NO_PROXY/no_proxy as docs/deployment.md gives it")
+
+# ---- 5. the node proxy fits a node; the scrape configuration points at the admin listener ----------------------------------
 daemonset_docs = [d for d in yaml.safe_load_all((ROOT / "deploy/kubernetes/daemonset.yaml").read_text()) if d]
 daemonset = next(d for d in daemonset_docs if d["kind"] == "DaemonSet")
 proxy = next(c for c in daemonset["spec"]["template"]["spec"]["containers"] if c["name"] == "httpdns-proxy")

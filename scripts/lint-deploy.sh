@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Lints the deployment files (no Docker engine or cluster needed): hadolint on the Dockerfile,
 # the compose file (and its commented shared-network variant) against the compose-spec schema,
-# the Kubernetes manifests against the Kubernetes API schemas, and the example Prometheus alert
-# rules with promtool. Run by scripts/test.sh; the
-# tools come from scripts/ensure-deps.sh --with-test-tools.
+# the Kubernetes manifests against the Kubernetes API schemas, the ServiceMonitor (a CRD the
+# Kubernetes schemas do not have) against the schema in scripts/schemas/, the example Prometheus
+# alert rules with promtool, and scripts/check-deploy-examples.py (the example credentials pass the
+# proxy's start-up checks, every HTTPDNS_PROXY_* variable is documented, the sidecar's admin
+# listener stays on loopback). Run by scripts/test.sh; the tools come from
+# scripts/ensure-deps.sh --with-test-tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,5 +29,17 @@ check-jsonschema --builtin-schema vendor.compose-spec "$variant"
 echo "== kubernetes-validate --strict deploy/kubernetes/*.yaml"
 kubernetes-validate --strict deploy/kubernetes/*.yaml
 
-echo "== promtool check rules deploy/prometheus/*.yaml"
-promtool check rules deploy/prometheus/*.yaml
+echo "== check-jsonschema deploy/prometheus/servicemonitor.yaml (a CRD: against scripts/schemas/servicemonitor.schema.json)"
+check-jsonschema --check-metaschema scripts/schemas/servicemonitor.schema.json
+check-jsonschema --schemafile scripts/schemas/servicemonitor.schema.json deploy/prometheus/servicemonitor.yaml
+
+echo "== promtool check rules deploy/prometheus/httpdns-proxy-alerts.yaml"
+promtool check rules deploy/prometheus/httpdns-proxy-alerts.yaml
+
+echo "== scripts/check-deploy-examples.py"
+# PyYAML is a dependency of kubernetes-validate: use the interpreter that runs it.
+python="$(sed -n '1s/^#![[:space:]]*//p' "$(command -v kubernetes-validate)")"
+case "$python" in
+  */env\ *|"") python=python3 ;;
+esac
+"$python" scripts/check-deploy-examples.py

@@ -80,10 +80,14 @@ public struct ProxyError: Error, Sendable, CustomStringConvertible {
     let kind: Kind
     /// Text for the response body and the access log.
     public let message: String
+    /// What the next hop did, when it says more than `kind` (a refused or unroutable connect):
+    /// the `Proxy-Status` error type (RFC 9209).
+    let nextHopError: ProxyStatus.ErrorType?
 
-    init(_ kind: Kind, _ message: String) {
+    init(_ kind: Kind, _ message: String, nextHopError: ProxyStatus.ErrorType? = nil) {
         self.kind = kind
         self.message = message
+        self.nextHopError = nextHopError
     }
 
     /// A bounded label: safe as a metric label or log key.

@@ -335,6 +335,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         head.headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
         head.headers.add(name: "Cache-Control", value: "no-store")
         head.headers.add(name: "X-Proxy-Error", value: error.shortDescription)
+        head.headers.add(name: "Proxy-Status", value: ProxyStatus.fieldValue(for: error))
         head.headers.add(name: "X-Content-Type-Options", value: "nosniff")
         if error.status == .proxyAuthenticationRequired, let authenticator = env.authenticator {
             head.headers.add(name: "Proxy-Authenticate", value: authenticator.challenge)

@@ -74,7 +74,8 @@ public final class HTTPDNSUpstreamResolver: UpstreamResolver {
         return system.resolve(host: host, port: port, on: eventLoop).map { resolution in
             Resolution(addresses: resolution.addresses, source: .fallback)
         }.flatMapErrorThrowing { error in
-            throw ProxyError(.resolveFailed, "cannot resolve \(host): HTTPDNS has no answer (\(failure.message)); \(error)")
+            let system = (error as? SystemResolverError).map { "system DNS: \($0.reason)" } ?? "\(error)"
+            throw ProxyError(.resolveFailed, "cannot resolve \(host): HTTPDNS has no answer (\(failure.message)); \(system)")
         }
     }
 

@@ -35,7 +35,8 @@ extension UpstreamConnector {
             }
             return ProxyError(
                 .connectFailed,
-                "cannot connect to \(host) port \(port): \(details.isEmpty ? "no address answered" : details.joined(separator: "; ")) (tried \(Self.addresses(tried.count)))"
+                "cannot connect to \(host) port \(port): \(details.isEmpty ? "no address answered" : details.joined(separator: "; ")) (tried \(Self.addresses(tried.count)))",
+                nextHopError: earlier.isEmpty ? Self.proxyStatus(error.connectionErrors.map(\.error)) : nil
             )
         }
         let earlierText = earlier.isEmpty ? "" : "; before that \(earlier.joined(separator: "; "))"
@@ -45,7 +46,19 @@ extension UpstreamConnector {
                 "connecting to \(host) port \(port) timed out after \(timeout.nanoseconds / 1_000_000) ms (tried: \(triedText))\(earlierText)"
             )
         }
-        return ProxyError(.connectFailed, "cannot connect to \(host) port \(port): \(Self.shortReason(error)) (tried: \(triedText))\(earlierText)")
+        return ProxyError(
+            .connectFailed, "cannot connect to \(host) port \(port): \(Self.shortReason(error)) (tried: \(triedText))\(earlierText)",
+            nextHopError: earlier.isEmpty ? Self.proxyStatus([error]) : nil)
+    }
+
+    /// The RFC 9209 error type when every address failed the same way: refused, or unroutable.
+    static func proxyStatus(_ errors: [any Error]) -> ProxyStatus.ErrorType? {
+        let codes = errors.map { ($0 as? IOError)?.errnoCode }
+        guard !codes.isEmpty else { return nil }
+        if codes.allSatisfy({ $0 == ECONNREFUSED }) { return .connectionRefused }
+        if codes.allSatisfy({ $0 == ENETUNREACH || $0 == EHOSTUNREACH }) { return .destinationIPUnroutable }
+        if codes.allSatisfy({ $0 == ETIMEDOUT }) { return .connectionTimeout }
+        return nil
     }
 
     /// The error when every address connected but failed its TLS handshake. One reason shared by all

@@ -88,6 +88,8 @@ public final class UpstreamConnector: Sendable {
             resolution = eventLoop.makeSucceededFuture(Resolution(addresses: [literal], source: .literal))
         } else {
             resolution = resolver.resolve(host: host, port: port, on: eventLoop).flatMapErrorThrowing { error in
+                // The resolver's own errors already say "cannot resolve HOST".
+                if let error = error as? ProxyError { throw error }
                 throw ProxyError(.resolveFailed, "cannot resolve \(host): \(error)")
             }
         }

@@ -80,6 +80,9 @@ public struct ProxyError: Error, Sendable, CustomStringConvertible {
     let kind: Kind
     /// Text for the response body and the access log.
     public let message: String
+    /// The origin addresses dialed before a connect or TLS failure, in order (empty otherwise):
+    /// what `/errors` shows as the dialed IP of a request that never got a connection.
+    var dialed: [String] = []
 
     init(_ kind: Kind, _ message: String) {
         self.kind = kind

@@ -102,7 +102,8 @@ struct ServeCommand: AsyncParsableCommand {
                     allowedClients: { proxy.allowedClients },
                     reload: { let outcome = reloader.reload(trigger: "POST /reload"); return (outcome.ok, outcome.message) },
                     audit: auditReport,
-                    network: { networkRecorder.snapshot }
+                    network: { networkRecorder.snapshot },
+                    errors: { proxy.recentErrors }
                 )
             )
         }

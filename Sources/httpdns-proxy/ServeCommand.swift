@@ -103,7 +103,8 @@ struct ServeCommand: AsyncParsableCommand {
                     reload: { let outcome = reloader.reload(trigger: "POST /reload"); return (outcome.ok, outcome.message) },
                     audit: auditReport,
                     network: { networkRecorder.snapshot },
-                    errors: { proxy.recentErrors }
+                    errors: { proxy.recentErrors },
+                    reloadStatus: { reloader.status }
                 )
             )
         }

@@ -43,7 +43,8 @@ public final class AdminServer: Service, Sendable {
         reload: (@Sendable () -> (ok: Bool, message: String))? = nil,
         audit: (@Sendable () -> SystemDNSAuditReport)? = nil,
         network: (@Sendable () -> NetworkChangeStats)? = nil,
-        errors: (@Sendable () -> RecentErrorsReport)? = nil
+        errors: (@Sendable () -> RecentErrorsReport)? = nil,
+        reloadStatus: (@Sendable () -> ReloadStatus)? = nil
     ) {
         self.allowedClients = allowedClients
         self.headerTimeout = headerTimeout
@@ -55,7 +56,8 @@ public final class AdminServer: Service, Sendable {
         self.logger = logger
         self.routes = AdminRoutes(
             resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining, access: access, metricsText: metricsText,
-            pac: pac, retirePooled: retirePooled, reload: reload, audit: audit, network: network, errors: errors
+            pac: pac, retirePooled: retirePooled, reload: reload, audit: audit, network: network, errors: errors,
+            reloadStatus: reloadStatus
         )
     }
 
@@ -151,6 +153,8 @@ struct AdminRoutes: Sendable {
     var network: (@Sendable () -> NetworkChangeStats)? = nil
     /// `/errors`: the last failed requests and tunnels (nil: 404).
     var errors: (@Sendable () -> RecentErrorsReport)? = nil
+    /// The last reload's outcome for `/stats` (nil: not shown).
+    var reloadStatus: (@Sendable () -> ReloadStatus)? = nil
 
     func respond(
         method: HTTPMethod, path: String, query: [String: String], requestHost: String? = nil, on eventLoop: any EventLoop
@@ -174,12 +178,13 @@ struct AdminRoutes: Sendable {
                 Response(status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metricsText()))
         case (.GET, "/stats"):
             guard let resolvers else {
-                return eventLoop.makeSucceededFuture(.json(StatsBody(totals: nil, domains: [], access: access?(), network: network?())))
+                return eventLoop.makeSucceededFuture(
+                    .json(StatsBody(totals: nil, domains: [], access: access?(), network: network?(), reload: reloadStatus?())))
             }
             let domains = resolvers.stats.snapshot().sorted { $0.name < $1.name }
             return eventLoop.makeSucceededFuture(
                 .json(StatsBody(totals: resolvers.stats.totals(), domains: domains, access: access?(), network: network?(),
-                    alibabaScheduler: resolvers.schedulerSnapshot)))
+                    alibabaScheduler: resolvers.schedulerSnapshot, reload: reloadStatus?())))
         case (.GET, "/errors"):
             guard let errors else { return eventLoop.makeSucceededFuture(.text(.notFound, "no error record here")) }
             return eventLoop.makeSucceededFuture(.json(errors()))
@@ -232,6 +237,8 @@ struct AdminRoutes: Sendable {
         var network: NetworkChangeStats?
         /// Alibaba v2 service-IP scheduling (absent for other providers).
         var alibabaScheduler: AlibabaSchedulerSnapshot? = nil
+        /// Configuration reloads, options named as `--help` spells them (absent without a reloader).
+        var reload: ReloadStatus? = nil
     }
 
     /// `/health/ips`: the back-off settings and every endpoint the proxy has dialed.

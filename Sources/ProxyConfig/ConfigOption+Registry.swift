@@ -79,8 +79,8 @@ extension ConfigOption {
 
     public static let pacBypass = ConfigOption(
         name: "pac-bypass", valueName: "pattern",
-        help: "Destinations the PAC file sends DIRECT (NO_PROXY syntax): a host, .example.com or *.example.com for its subdomains, or a CIDR block for IP literals; repeatable (plain names and loopback are always DIRECT)",
-        defaultText: "none", expectation: "expected hosts, domain suffixes or CIDR blocks like intranet.example.com,.corp.example.com,10.0.0.0/8",
+        help: "Destinations the PAC file sends DIRECT (NO_PROXY syntax, as curl reads it): example.com (or .example.com, *.example.com) for it and its subdomains, a CIDR block or IP address for IP literals, * for everything; repeatable (plain names and loopback are always DIRECT)",
+        defaultText: "none", expectation: "expected domains, CIDR blocks, IP addresses or * like corp.example.com,10.0.0.0/8",
         isList: true, isRepeatable: true
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         var rules: [PACBypassRule] = []

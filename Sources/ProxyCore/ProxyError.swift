@@ -83,6 +83,9 @@ public struct ProxyError: Error, Sendable, CustomStringConvertible {
     /// What the next hop did, when it says more than `kind` (a refused or unroutable connect):
     /// the `Proxy-Status` error type (RFC 9209).
     let nextHopError: ProxyStatus.ErrorType?
+    /// The origin addresses dialed before a connect or TLS failure, in order (empty otherwise):
+    /// what `/errors` shows as the dialed IP of a request that never got a connection.
+    var dialed: [String] = []
 
     init(_ kind: Kind, _ message: String, nextHopError: ProxyStatus.ErrorType? = nil) {
         self.kind = kind

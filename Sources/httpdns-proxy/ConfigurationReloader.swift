@@ -13,6 +13,9 @@ final class ConfigurationReloader: Sendable {
     struct Outcome: Sendable {
         var ok: Bool
         var message: String
+        /// Option names (as `--help` spells them) applied to new requests, and needing a restart.
+        var applied: [String] = []
+        var needsRestart: [String] = []
     }
 
     private let options: ServeOptions
@@ -24,6 +27,11 @@ final class ConfigurationReloader: Sendable {
     private let logger: Logger
     /// One reload at a time (a signal and an admin request may race).
     private let lock = NIOLock()
+    /// The last reload's outcome, for `/stats`.
+    private let last = NIOLockedValueBox(ReloadStatus())
+
+    /// What `/stats` shows under `reload`.
+    var status: ReloadStatus { last.withLockedValue { $0 } }
 
     init(
         options: ServeOptions, configuration: ProxyConfiguration, proxy: ProxyServer, resolvers: ResolverStack, metrics: ProxyMetrics?,
@@ -42,8 +50,19 @@ final class ConfigurationReloader: Sendable {
         lock.withLock {
             let outcome = attempt()
             metrics?.reloaded(ok: outcome.ok)
+            last.withLockedValue {
+                $0.record(
+                    trigger: trigger, ok: outcome.ok, error: outcome.ok ? nil : outcome.message, applied: outcome.applied,
+                    needsRestart: outcome.needsRestart)
+            }
             if outcome.ok {
-                logger.info("configuration reloaded", metadata: ["trigger": "\(trigger)", "result": "\(outcome.message)"])
+                logger.info(
+                    "configuration reloaded",
+                    metadata: [
+                        "trigger": "\(trigger)", "result": "\(outcome.message)",
+                        "applied": "\(outcome.applied.joined(separator: ","))",
+                        "needs_restart": "\(outcome.needsRestart.joined(separator: ","))",
+                    ])
             } else {
                 logger.error("configuration reload failed; the running configuration stays", metadata: ["trigger": "\(trigger)", "error": "\(outcome.message)"])
             }
@@ -70,13 +89,15 @@ final class ConfigurationReloader: Sendable {
         let differing = new.differingFields(from: previous)
         if !resolverLive.isEmpty { resolvers.reload(to: new, changed: Set(differing)) }
         applied.withLockedValue { $0 = new }
-        let changed = differing.filter { live.contains($0) }
-        let needRestart = new.differingFields(from: startup).filter { !live.contains($0) && $0 != "configFile" }
+        // Field names stay inside; what is reported names the options as --help does.
+        let changed = ConfigOption.names(ofFields: differing.filter { live.contains($0) }, new: new, old: previous)
+        let needRestart = ConfigOption.names(
+            ofFields: new.differingFields(from: startup).filter { !live.contains($0) && $0 != "configFile" }, new: new, old: startup)
         var lines: [String] = []
         lines.append(changed.isEmpty ? "applied: nothing changed" : "applied to new requests: " + changed.joined(separator: ", "))
         if !new.proxyAuth.isEmpty { lines.append("proxy-auth users and htpasswd files read again") }
         if !needRestart.isEmpty { lines.append("needs a restart (not applied): " + needRestart.joined(separator: ", ")) }
-        return Outcome(ok: true, message: lines.joined(separator: "; "))
+        return Outcome(ok: true, message: lines.joined(separator: "; "), applied: changed, needsRestart: needRestart)
     }
 }
 

@@ -102,7 +102,9 @@ struct ServeCommand: AsyncParsableCommand {
                     allowedClients: { proxy.allowedClients },
                     reload: { let outcome = reloader.reload(trigger: "POST /reload"); return (outcome.ok, outcome.message) },
                     audit: auditReport,
-                    network: { networkRecorder.snapshot }
+                    network: { networkRecorder.snapshot },
+                    errors: { proxy.recentErrors },
+                    reloadStatus: { reloader.status }
                 )
             )
         }

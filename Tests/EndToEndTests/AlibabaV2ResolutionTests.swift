@@ -99,7 +99,7 @@ struct AlibabaV2ResolutionTests {
         try "alibaba-api: v2\n".write(toFile: file, atomically: true, encoding: .utf8)
         let answer = try ReloadTests.reload(proxy)
         #expect(answer.status == 200, "\(answer.bodyText)")
-        #expect(answer.bodyText.contains("applied to new requests: alibabaAPI"), "\(answer.bodyText)")
+        #expect(answer.bodyText.contains("applied to new requests: alibaba-api"), "\(answer.bodyText)")
         let response = try Curl.fetch("http://origin.test:\(origin.port)/hello", proxy: proxy.proxyURL)
         #expect(response.status == 200, "\(response.bodyText) \(proxy.diagnostics)")
         #expect(service.queryRequests.count == 1)

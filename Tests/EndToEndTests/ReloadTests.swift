@@ -15,6 +15,21 @@ struct ReloadTests {
         try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/reload", proxy: nil, extra: ["-X", "POST"])
     }
 
+    /// `/stats` → `reload`.
+    static func statsReload(_ proxy: ProxyProcess) throws -> [String: Any] {
+        let stats = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/stats", proxy: nil)
+        let json = try #require(try JSONSerialization.jsonObject(with: stats.body) as? [String: Any], "\(stats.bodyText)")
+        return try #require(json["reload"] as? [String: Any], "no reload in /stats: \(stats.bodyText)")
+    }
+
+    /// Each name is an option `httpdns-proxy serve --help` (the default command's help) lists as `--name`.
+    static func expectHelpSpells(_ names: [String]) throws {
+        let help = try ExternalTool.run(try ProxyProcess.binaryURL().path, ["serve", "--help"], timeout: .seconds(20))
+        for name in names {
+            #expect(help.stdout.contains("--\(name) "), "--help does not spell \(name):\n\(help.stdout.prefix(3000))")
+        }
+    }
+
     @Test func newConnectionsFollowTheFileOpenOnesCarryOn() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
@@ -38,8 +53,18 @@ struct ReloadTests {
         try Self.write("allow-destination: [127.0.0.0/8]\nallow-client: [127.0.0.2/32]\nthreads: 3\n", to: file)
         let answer = try Self.reload(proxy)
         #expect(answer.status == 200, "\(answer.bodyText)")
-        #expect(answer.bodyText.contains("applied to new requests: connectPorts, allowClients"), "\(answer.bodyText)")
-        #expect(answer.bodyText.contains("needs a restart (not applied): threads"), "\(answer.bodyText)")
+        // Options named as --help spells them, in its order, in the answer, the log line and /stats.
+        let expected = "applied to new requests: connect-ports, allow-client; needs a restart (not applied): threads"
+        #expect(answer.bodyText == expected + "\n", "\(answer.bodyText)")
+        let logged = proxy.waitForLog(where: { $0["message"] as? String == "configuration reloaded" })
+        #expect(logged?["result"] as? String == expected, "\(logged ?? [:])")
+        #expect(logged?["applied"] as? String == "connect-ports,allow-client", "\(logged ?? [:])")
+        #expect(logged?["needs_restart"] as? String == "threads", "\(logged ?? [:])")
+        let reload = try Self.statsReload(proxy)
+        #expect(reload["applied"] as? [String] == ["connect-ports", "allow-client"], "\(reload)")
+        #expect(reload["needsRestart"] as? [String] == ["threads"], "\(reload)")
+        #expect(reload["reloads"] as? Int == 1 && reload["lastResult"] as? String == "ok", "\(reload)")
+        try Self.expectHelpSpells(["connect-ports", "allow-client", "threads"])
 
         // New connections: the new ACL.
         #expect(try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL).status == 403)
@@ -74,6 +99,9 @@ struct ReloadTests {
         #expect(try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL).status == 200, "the running configuration stays")
         let failed = proxy.waitForLog(where: { ($0["message"] as? String)?.hasPrefix("configuration reload failed") == true })
         #expect((failed?["error"] as? String)?.contains("not valid YAML") == true)
+        let reload = try Self.statsReload(proxy)
+        #expect(reload["lastResult"] as? String == "error" && reload["failures"] as? Int == 1, "\(reload)")
+        #expect((reload["lastError"] as? String)?.contains("not valid YAML") == true, "\(reload)")
 
         // Credentials required from now on, by SIGHUP.
         try Self.write("allow-destination: [127.0.0.0/8]\nproxy-auth: ['alice:pw1']\n", to: file)
@@ -132,8 +160,12 @@ struct ReloadTests {
         try Self.write(config(second, maxTTL: "600s") + "threads: 3\n", to: file)
         let answer = try Self.reload(proxy)
         #expect(answer.status == 200, "\(answer.bodyText)")
-        #expect(answer.bodyText.contains("resolverURL") && answer.bodyText.contains("maxTTL"), "\(answer.bodyText)")
-        #expect(answer.bodyText.contains("needs a restart (not applied): threads"), "\(answer.bodyText)")
+        let expected = "applied to new requests: resolver-url, max-ttl; needs a restart (not applied): threads"
+        #expect(answer.bodyText == expected + "\n", "\(answer.bodyText)")
+        let reload = try Self.statsReload(proxy)
+        #expect(reload["applied"] as? [String] == ["resolver-url", "max-ttl"], "\(reload)")
+        #expect(reload["needsRestart"] as? [String] == ["threads"], "\(reload)")
+        try Self.expectHelpSpells(["resolver-url", "max-ttl", "threads"])
 
         // The cache is kept: origin.test is answered from it, nobody is asked.
         #expect(try Curl.fetch("http://origin.test:\(origin.port)/hello", proxy: proxy.proxyURL).status == 200)

@@ -3,16 +3,20 @@ import Testing
 
 @Suite struct PACBypassRuleTests {
     @Test func parsesNoProxySyntax() throws {
-        #expect(try PACBypassRule(parsing: "Intranet.Example.COM.") == .host("intranet.example.com"))
-        #expect(try PACBypassRule(parsing: ".corp.example.com") == .subdomainsOf("corp.example.com"))
-        #expect(try PACBypassRule(parsing: "*.corp.example.com") == .subdomainsOf("corp.example.com"))
+        // curl's NO_PROXY: a domain with or without a leading dot (or "*.") is itself and its subdomains.
+        #expect(try PACBypassRule(parsing: "Intranet.Example.COM.") == .domain("intranet.example.com"))
+        #expect(try PACBypassRule(parsing: ".corp.example.com") == .domain("corp.example.com"))
+        #expect(try PACBypassRule(parsing: "*.corp.example.com") == .domain("corp.example.com"))
+        #expect(try PACBypassRule(parsing: "*") == .everything)
+        #expect(try PACBypassRule(parsing: "2001:db8::1") == .block(CIDR("2001:db8::1/128")!))
         #expect(try PACBypassRule(parsing: "10.1.2.3/8") == .block(CIDR("10.0.0.0/8")!))
         #expect(try PACBypassRule(parsing: "192.0.2.7") == .block(CIDR("192.0.2.7/32")!))
         #expect(try PACBypassRule(parsing: "[fd00::1]") == .block(CIDR("fd00::1/128")!))
-        #expect(try PACBypassRule(parsing: "*.corp.example.com").description == ".corp.example.com")
+        #expect(try PACBypassRule(parsing: "*.corp.example.com").description == "corp.example.com")
+        #expect(try PACBypassRule(parsing: "*").description == "*")
     }
 
-    @Test(arguments: ["", "*", "bad host", "a..b", "10.0.0.0/33", "*.", "\"quote\".example"])
+    @Test(arguments: ["", "**", "*.*", "bad host", "a..b", "10.0.0.0/33", "*.", "\"quote\".example"])
     func rejectsMalformedPatterns(_ text: String) {
         #expect(throws: ConfigurationError.self) { try PACBypassRule(parsing: text) }
     }

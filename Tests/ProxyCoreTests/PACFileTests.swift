@@ -13,17 +13,23 @@ import Testing
     }
 
     @Test func rendersProxyAndBypassLists() throws {
-        let rules = try ["intranet.example.com", "*.corp.example.com", "10.0.0.0/8", "fd00::/8"].map { try PACBypassRule(parsing: $0) }
+        let rules = try ["intranet.example.com", "*.corp.example.com", ".lab.example.org", "10.0.0.0/8", "fd00::/8"].map { try PACBypassRule(parsing: $0) }
         let pac = PACFile.render(proxy: HostPort(host: "proxy.example.com", port: 3128), bypass: rules)
         #expect(pac.contains("var PROXY = \"PROXY proxy.example.com:3128\";"))
-        #expect(pac.contains("var BYPASS_HOSTS = [\"intranet.example.com\"];"))
-        #expect(pac.contains("var BYPASS_SUFFIXES = [\".corp.example.com\"];"))
+        #expect(pac.contains("var BYPASS_ALL = false;"))
+        #expect(pac.contains("var BYPASS_DOMAINS = [\"intranet.example.com\", \"corp.example.com\", \"lab.example.org\"];"))
         #expect(pac.contains("var BYPASS_IPV4 = [[167772160, 8]];"))
         #expect(pac.contains("var BYPASS_IPV6 = [[[64768, 0, 0, 0, 0, 0, 0, 0], 8]];"))
         #expect(pac.contains("function FindProxyForURL(url, host)"))
         for resolving in ["dnsResolve(", "isInNet(", "myIpAddress(", "isResolvable("] {
             #expect(!pac.contains(resolving), "a PAC file that resolves names leaks them to the local resolver")
         }
+    }
+
+    @Test func anAsteriskBypassesEverything() throws {
+        let pac = PACFile.render(proxy: HostPort(host: "proxy.example.com", port: 3128), bypass: [try PACBypassRule(parsing: "*")])
+        #expect(pac.contains("var BYPASS_ALL = true;"))
+        #expect(pac.contains("var BYPASS_DOMAINS = [];"))
     }
 
     @Test func theProxyAddressFollowsTheListenerUnlessConfigured() throws {

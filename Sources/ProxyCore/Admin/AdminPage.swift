@@ -1,6 +1,6 @@
 /// The live admin page served at `/`: one self-contained HTML document (inline CSS and script, no
-/// external assets, works offline). Every 2 s its script reads `/stats`, `/cache`, `/health/ips`, `/audit`
-/// and `/metrics` from the same listener and redraws. Data goes into the DOM as text only
+/// external assets, works offline). Every 2 s its script reads `/stats`, `/cache`, `/health/ips`, `/audit`,
+/// `/errors` and `/metrics` from the same listener and redraws. Data goes into the DOM as text only
 /// (`textContent`), never as markup: domain names come from clients.
 enum AdminPage {
     static let contentType = "text/html; charset=utf-8"
@@ -29,7 +29,7 @@ enum AdminPage {
         .figures { display: flex; gap: 32px; align-items: center; flex-wrap: wrap; }
         .figure b { font-size: 22px; display: block; }
         button { font: inherit; font-size: 12px; padding: 1px 8px; cursor: pointer; }
-        ul#errors { margin: 0; padding-left: 18px; max-height: 220px; overflow: auto; }
+        #errors-wrap { max-height: 320px; overflow: auto; }
         svg { background: #fafbfc; border: 1px solid #e4e7ec; }
         </style>
         </head>
@@ -73,13 +73,17 @@ enum AdminPage {
         </section>
         <section>
           <h2>Recent errors</h2>
-          <ul id="errors"><li class="muted" id="errors-none">none seen since this page opened</li></ul>
+          <p id="errors-summary" class="muted">waiting for /errors</p>
+          <div id="errors-wrap"><table id="errors">
+            <thead><tr><th>when (UTC)</th><th>client</th><th>request</th><th>dialed IP</th><th>error</th><th>status</th><th>reason</th></tr></thead>
+            <tbody></tbody>
+          </table></div>
         </section>
         </main>
         <script>
         "use strict";
         var REFRESH_MS = 2000, POINTS = 60;
-        var previous = null, series = [], lastCounts = {}, errorLog = [];
+        var previous = null, series = [];
 
         function el(tag, text, cls) {
           var e = document.createElement(tag);
@@ -117,17 +121,6 @@ enum AdminPage {
           return out;
         }
 
-        function noteError(what, delta) {
-          errorLog.unshift({ at: new Date(), what: what, delta: delta });
-          if (errorLog.length > 50) errorLog.length = 50;
-        }
-        // Remembers a counter; records an error line when it grew since the last refresh.
-        function counter(key, value, what) {
-          var before = lastCounts[key];
-          lastCounts[key] = value;
-          if (before !== undefined && value > before) noteError(what, value - before);
-        }
-
         function drawChart() {
           var max = 1;
           series.forEach(function (p) { max = Math.max(max, p.rps, p.eps); });
@@ -151,9 +144,6 @@ enum AdminPage {
           var m = parseMetrics(text);
           if (!m.seen) { status.textContent = "metrics unavailable (no request counters in /metrics)"; return; }
           status.textContent = "";
-          Object.keys(m.byReason).forEach(function (reason) {
-            counter("reason:" + reason, m.byReason[reason], "request error: " + reason);
-          });
           var now = performance.now();
           if (previous) {
             var dt = (now - previous.at) / 1000;
@@ -189,11 +179,7 @@ enum AdminPage {
           names.forEach(function (name) {
             var d = rows[name], e = entries[name];
             var errors = 0;
-            Object.keys(d.errorsByKind || {}).forEach(function (k) {
-              errors += d.errorsByKind[k];
-              counter("domain:" + name + ":" + k, d.errorsByKind[k], name + ": resolve " + k);
-            });
-            counter("fallback:" + name, d.fallbacksToSystem || 0, name + ": fell back to system DNS");
+            Object.keys(d.errorsByKind || {}).forEach(function (k) { errors += d.errorsByKind[k]; });
             var tr = el("tr");
             tr.setAttribute("data-domain", name);
             tr.appendChild(el("td", name, "name"));
@@ -232,7 +218,6 @@ enum AdminPage {
           body.textContent = "";
           (health.ips || []).forEach(function (ip) {
             var address = ip.ip.indexOf(":") >= 0 ? "[" + ip.ip + "]:" + ip.port : ip.ip + ":" + ip.port;
-            counter("ip:" + address, ip.failures || 0, address + ": " + (ip.lastFailure || "connect failed"));
             var tr = el("tr");
             tr.setAttribute("data-ip", address);
             tr.appendChild(el("td", address));
@@ -267,12 +252,27 @@ enum AdminPage {
           });
         }
 
-        function renderErrors() {
-          var list = document.getElementById("errors");
-          list.textContent = "";
-          if (!errorLog.length) { list.appendChild(el("li", "none seen since this page opened", "muted")); return; }
-          errorLog.forEach(function (e) {
-            list.appendChild(el("li", e.at.toLocaleTimeString() + "  " + e.what + (e.delta > 1 ? " (×" + e.delta + ")" : "")));
+        // The server's ring of the last failed requests and tunnels: errors from before the page
+        // was opened are there too.
+        function renderErrors(report) {
+          var summary = document.getElementById("errors-summary");
+          var body = document.querySelector("#errors tbody");
+          body.textContent = "";
+          if (!report || report.total === undefined) { summary.textContent = "/errors unavailable"; return; }
+          var errors = report.errors || [];
+          summary.textContent = report.total === 0 ? "none since the proxy started"
+            : report.total + " since the proxy started" + (report.total > errors.length ? "; the last " + errors.length + " shown" : "");
+          errors.forEach(function (e) {
+            var tr = el("tr");
+            tr.setAttribute("data-error-kind", e.kind);
+            tr.appendChild(el("td", String(e.at).replace("T", " ").replace("Z", "")));
+            tr.appendChild(el("td", e.client));
+            tr.appendChild(el("td", (e.method ? e.method + " " : "") + (e.target || "–"), "target"));
+            tr.appendChild(el("td", e.ip || "–", "ip"));
+            tr.appendChild(el("td", e.kind, "bad kind"));
+            tr.appendChild(el("td", e.status || "–", "num status"));
+            tr.appendChild(el("td", e.reason, "reason"));
+            body.appendChild(tr);
           });
         }
 
@@ -281,7 +281,7 @@ enum AdminPage {
           var health = fetch("/healthz", { cache: "no-store" }).then(function (r) { return r.ok ? "ok" : "draining"; }, function () { return "unreachable"; });
           var metrics = fetch("/metrics", { cache: "no-store" }).then(function (r) { return r.ok ? r.text() : null; }, function () { return null; });
           var empty = function () { return {}; };
-          Promise.all([health, getJSON("/stats").catch(empty), getJSON("/cache").catch(empty), getJSON("/health/ips").catch(empty), metrics, getJSON("/audit").catch(empty)])
+          Promise.all([health, getJSON("/stats").catch(empty), getJSON("/cache").catch(empty), getJSON("/health/ips").catch(empty), metrics, getJSON("/audit").catch(empty), getJSON("/errors").catch(empty)])
             .then(function (r) {
               var h = document.getElementById("health");
               h.textContent = r[0];
@@ -290,7 +290,7 @@ enum AdminPage {
               renderIPs(r[3]);
               renderMetrics(r[4]);
               renderAudit(r[5]);
-              renderErrors();
+              renderErrors(r[6]);
               document.getElementById("updated").textContent = new Date().toLocaleTimeString();
               document.body.setAttribute("data-refreshes", String(Number(document.body.getAttribute("data-refreshes") || 0) + 1));
             })

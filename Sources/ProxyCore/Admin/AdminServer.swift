@@ -9,7 +9,7 @@ import ServiceLifecycle
 import Synchronization
 
 /// The admin listener (loopback by default): the live page at `/`, `/healthz`, `/stats`, `/cache`,
-/// `/resolve?host=`, `/health/ips`, `/audit`, `/proxy.pac`.
+/// `/resolve?host=`, `/health/ips`, `/audit`, `/errors`, `/proxy.pac`.
 public final class AdminServer: Service, Sendable {
     private let host: String
     private let port: Int
@@ -42,7 +42,9 @@ public final class AdminServer: Service, Sendable {
         allowedClients: (@Sendable () -> [CIDR])? = nil,
         reload: (@Sendable () -> (ok: Bool, message: String))? = nil,
         audit: (@Sendable () -> SystemDNSAuditReport)? = nil,
-        network: (@Sendable () -> NetworkChangeStats)? = nil
+        network: (@Sendable () -> NetworkChangeStats)? = nil,
+        errors: (@Sendable () -> RecentErrorsReport)? = nil,
+        reloadStatus: (@Sendable () -> ReloadStatus)? = nil
     ) {
         self.allowedClients = allowedClients
         self.headerTimeout = headerTimeout
@@ -54,7 +56,8 @@ public final class AdminServer: Service, Sendable {
         self.logger = logger
         self.routes = AdminRoutes(
             resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining, access: access, metricsText: metricsText,
-            pac: pac, retirePooled: retirePooled, reload: reload, audit: audit, network: network
+            pac: pac, retirePooled: retirePooled, reload: reload, audit: audit, network: network, errors: errors,
+            reloadStatus: reloadStatus
         )
     }
 
@@ -162,6 +165,10 @@ struct AdminRoutes: Sendable {
     var audit: (@Sendable () -> SystemDNSAuditReport)? = nil
     /// The network monitor's counters for `/stats` (nil: not shown).
     var network: (@Sendable () -> NetworkChangeStats)? = nil
+    /// `/errors`: the last failed requests and tunnels (nil: 404).
+    var errors: (@Sendable () -> RecentErrorsReport)? = nil
+    /// The last reload's outcome for `/stats` (nil: not shown).
+    var reloadStatus: (@Sendable () -> ReloadStatus)? = nil
 
     func respond(
         method: HTTPMethod, path: String, query: [String: String], requestHost: String? = nil, on eventLoop: any EventLoop
@@ -185,12 +192,16 @@ struct AdminRoutes: Sendable {
                 Response(status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metricsText()))
         case (.GET, "/stats"):
             guard let resolvers else {
-                return eventLoop.makeSucceededFuture(.json(StatsBody(totals: nil, domains: [], access: access?(), network: network?())))
+                return eventLoop.makeSucceededFuture(
+                    .json(StatsBody(totals: nil, domains: [], access: access?(), network: network?(), reload: reloadStatus?())))
             }
             let domains = resolvers.stats.snapshot().sorted { $0.name < $1.name }
             return eventLoop.makeSucceededFuture(
                 .json(StatsBody(totals: resolvers.stats.totals(), domains: domains, access: access?(), network: network?(),
-                    alibabaScheduler: resolvers.schedulerSnapshot)))
+                    alibabaScheduler: resolvers.schedulerSnapshot, reload: reloadStatus?())))
+        case (.GET, "/errors"):
+            guard let errors else { return eventLoop.makeSucceededFuture(.text(.notFound, "no error record here")) }
+            return eventLoop.makeSucceededFuture(.json(errors()))
         case (.GET, "/audit"):
             guard let audit else {
                 return eventLoop.makeSucceededFuture(.text(.notFound, "the system DNS audit is off (--compare-system-dns)"))
@@ -224,12 +235,12 @@ struct AdminRoutes: Sendable {
             }.recover { error in
                 .text(.badGateway, "\(host): \(error)")
             }
-        case (_, "/healthz"), (_, "/stats"), (_, "/resolve"), (_, "/health/ips"), (_, "/metrics"), (_, "/"), (_, "/proxy.pac"), (_, "/reload"), (_, "/audit"):
+        case (_, "/healthz"), (_, "/stats"), (_, "/resolve"), (_, "/health/ips"), (_, "/metrics"), (_, "/"), (_, "/proxy.pac"), (_, "/reload"), (_, "/audit"), (_, "/errors"):
             return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET"))
         case (_, "/cache"):
             return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET, or DELETE /cache?host=NAME to purge"))
         default:
-            return eventLoop.makeSucceededFuture(.text(.notFound, "not found: \(path.prefix(100)) (try /, /healthz, /metrics, /stats, /cache, /resolve?host=, /health/ips, /audit, /proxy.pac)"))
+            return eventLoop.makeSucceededFuture(.text(.notFound, "not found: \(path.prefix(100)) (try /, /healthz, /metrics, /stats, /cache, /resolve?host=, /health/ips, /audit, /errors, /proxy.pac)"))
         }
     }
 
@@ -240,6 +251,8 @@ struct AdminRoutes: Sendable {
         var network: NetworkChangeStats?
         /// Alibaba v2 service-IP scheduling (absent for other providers).
         var alibabaScheduler: AlibabaSchedulerSnapshot? = nil
+        /// Configuration reloads, options named as `--help` spells them (absent without a reloader).
+        var reload: ReloadStatus? = nil
     }
 
     /// `/health/ips`: the back-off settings and every endpoint the proxy has dialed.

@@ -2,7 +2,8 @@ import ProxyConfig
 
 /// The proxy auto-config file served at `/proxy.pac`: `FindProxyForURL` returns `PROXY host:port`
 /// for everything except plain host names (no dot), loopback (`localhost`, 127.0.0.0/8, ::1) and
-/// the `pac-bypass` rules, which go `DIRECT`.
+/// the `pac-bypass` rules, which go `DIRECT`. The rules mean what curl's `NO_PROXY` means: a domain
+/// matches itself and every subdomain, an address block matches IP literals in it, `*` everything.
 ///
 /// The script never calls `dnsResolve`, `isInNet` or `myIpAddress`: a PAC file that resolves names
 /// would send every browsed host to the local resolver, the very thing the proxy avoids. CIDR rules
@@ -12,16 +13,16 @@ enum PACFile {
     static let contentType = "application/x-ns-proxy-autoconfig"
 
     static func render(proxy: HostPort, bypass: [PACBypassRule]) -> String {
-        var hosts: [String] = []
-        var suffixes: [String] = []
+        var everything = false
+        var domains: [String] = []
         var ipv4Blocks: [String] = []
         var ipv6Blocks: [String] = []
         for rule in bypass {
             switch rule {
-            case .host(let host):
-                hosts.append(javaScriptString(host))
-            case .subdomainsOf(let domain):
-                suffixes.append(javaScriptString("." + domain))
+            case .everything:
+                everything = true
+            case .domain(let domain):
+                domains.append(javaScriptString(domain))
             case .block(let block) where block.network.isIPv4:
                 let value = block.network.bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
                 ipv4Blocks.append("[\(value), \(block.prefixLength)]")
@@ -37,8 +38,8 @@ enum PACFile {
             // httpdns-proxy PAC file: everything through the proxy, except plain host names, loopback
             // and the pac-bypass list. No name is ever resolved here.
             var PROXY = \(javaScriptString("PROXY " + proxy.description));
-            var BYPASS_HOSTS = [\(hosts.joined(separator: ", "))];
-            var BYPASS_SUFFIXES = [\(suffixes.joined(separator: ", "))];
+            var BYPASS_ALL = \(everything);
+            var BYPASS_DOMAINS = [\(domains.joined(separator: ", "))];
             var BYPASS_IPV4 = [\(ipv4Blocks.joined(separator: ", "))];
             var BYPASS_IPV6 = [\(ipv6Blocks.joined(separator: ", "))];
 
@@ -107,12 +108,12 @@ enum PACFile {
               if (h === "localhost" || /\\.localhost$/.test(h)) return "DIRECT";
               if (v4 !== null && pacInIPv4(v4, 2130706432, 8)) return "DIRECT";
               if (v6 !== null && pacInIPv6(v6, [0, 0, 0, 0, 0, 0, 0, 1], 128)) return "DIRECT";
-              for (i = 0; i < BYPASS_HOSTS.length; i++) {
-                if (h === BYPASS_HOSTS[i]) return "DIRECT";
-              }
-              for (i = 0; i < BYPASS_SUFFIXES.length; i++) {
-                var s = BYPASS_SUFFIXES[i];
-                if (h.length > s.length && h.substring(h.length - s.length) === s) return "DIRECT";
+              if (BYPASS_ALL) return "DIRECT";
+              // A domain: itself and every subdomain (names only, as in curl's NO_PROXY).
+              for (i = 0; v4 === null && v6 === null && i < BYPASS_DOMAINS.length; i++) {
+                var d = BYPASS_DOMAINS[i];
+                if (h === d) return "DIRECT";
+                if (h.length > d.length + 1 && h.substring(h.length - d.length - 1) === "." + d) return "DIRECT";
               }
               for (i = 0; v4 !== null && i < BYPASS_IPV4.length; i++) {
                 if (pacInIPv4(v4, BYPASS_IPV4[i][0], BYPASS_IPV4[i][1])) return "DIRECT";

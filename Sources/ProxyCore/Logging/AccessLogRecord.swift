@@ -16,6 +16,9 @@ public struct AccessLogRecord: Sendable, Equatable {
     /// Path without the query string: queries often carry tokens, and logs must not.
     public var path: String
     public var dialedIP: String?
+    /// The addresses dialed without getting a connection, when the request failed for it (not
+    /// in the access log line; `/errors` shows them).
+    public var failedIPs: [String] = []
     public var source: String?
     public var reused: Bool
     /// The proxy spoke TLS to the origin (https:// request or a tls-upgrade rule). False for CONNECT
@@ -44,6 +47,7 @@ public struct AccessLogRecord: Sendable, Equatable {
     mutating func fail(_ error: ProxyError) {
         self.error = error.message
         self.errorReason = error.shortDescription
+        self.failedIPs = error.dialed
     }
 
     /// Records an end that is not a `ProxyError` (one of `abortReasons`), unless an error is set.

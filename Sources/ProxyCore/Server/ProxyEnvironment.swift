@@ -24,6 +24,8 @@ final class ProxyEnvironment: Sendable {
     /// The `Via` value added to forwarded messages (from `--via`).
     let via: ViaHeader
     private let pools: [ObjectIdentifier: UpstreamPool]
+    /// The last failed requests and tunnels (`/errors`, the admin page).
+    let recentErrors = RecentErrors()
     /// Read on every request by every event loop: an atomic load, not a lock (whose write would
     /// bounce its cache line between the loops).
     private let draining = Atomic<Bool>(false)
@@ -82,13 +84,15 @@ final class ProxyEnvironment: Sendable {
 
     var allPools: [UpstreamPool] { Array(pools.values) }
 
-    /// Whoever reads finished requests' records: the access log, metrics.
-    var recordsEnabled: Bool { accessLog.isEnabled || metrics != nil }
+    /// Whether requests build records: always, since the recent-errors ring reads every failure
+    /// (with the access log off and metrics off as well as on).
+    var recordsEnabled: Bool { true }
 
-    /// A request or tunnel is over: log it, count it.
+    /// A request or tunnel is over: log it, count it, keep it if it failed.
     func finished(_ record: AccessLogRecord) {
         accessLog.write(record)
         metrics?.finished(record)
+        if record.errorReason != nil { recentErrors.record(record) }
     }
 
     var isDraining: Bool { draining.load(ordering: .relaxed) }

@@ -18,6 +18,11 @@ extension ProxyServer {
         return EventLoopFuture.whenAllSucceed(retired, on: eventLoop).map { $0.reduce(0, +) }
     }
 
+    /// `/errors`: the last failed requests and tunnels, newest first.
+    public var recentErrors: RecentErrorsReport {
+        env.recentErrors.report
+    }
+
     /// The settings `/proxy.pac` is made from.
     public var pacSettings: PACSettings {
         PACSettings(

@@ -27,6 +27,14 @@ extension UpstreamConnector {
         timeout: TimeAmount,
         earlierFailures: [AddressFailure] = []
     ) -> ProxyError {
+        var failure = connectFailure(error, host: host, port: port, tried: tried, timeout: timeout, earlierFailures: earlierFailures)
+        failure.dialed = earlierFailures.map(\.ip) + tried.compactMap(\.ipAddress).filter { ip in !earlierFailures.contains { $0.ip == ip } }
+        return failure
+    }
+
+    private static func connectFailure(
+        _ error: any Error, host: String, port: Int, tried: [SocketAddress], timeout: TimeAmount, earlierFailures: [AddressFailure]
+    ) -> ProxyError {
         let triedText = tried.map { $0.ipAddress ?? "\($0)" }.joined(separator: ", ")
         let earlier = earlierFailures.map { "\($0.ip): \($0.reason)" }
         if let error = error as? NIOConnectionError {
@@ -65,6 +73,12 @@ extension UpstreamConnector {
     /// addresses is said once: "certificate for api.example.com is not valid: hostname mismatch
     /// (tried 2 addresses)"; different reasons are listed per address.
     static func describeHandshakeFailures(_ failures: [AddressFailure], host: String, port: Int, tried: Int) -> ProxyError {
+        var failure = handshakeFailure(failures, host: host, port: port, tried: tried)
+        failure.dialed = failures.map(\.ip)
+        return failure
+    }
+
+    private static func handshakeFailure(_ failures: [AddressFailure], host: String, port: Int, tried: Int) -> ProxyError {
         let kinds = failures.map(\.tlsKind)
         let kind: ProxyError.Kind
         if !kinds.isEmpty, kinds.allSatisfy({ $0 == .certificateInvalid }) {

@@ -13,7 +13,7 @@ extension ConfigOption {
         connectPorts, allowDestination,
         allowClient, proxyAuth, proxyAuthRealm, maxConnections, maxConnectionsPerClient,
         caFile, tlsUpgrade, spkiPins,
-        logLevel, logFormat, accessLog, metrics, networkMonitor,
+        logLevel, logFormat, accessLog, accessLogFormat, requestIDHeader, metrics, networkMonitor,
         connectTimeout, ipBackoff, ipBackoffMax, upstreamTimeout, headerTimeout, clientIdleTimeout, tunnelIdleTimeout,
         poolMaxIdle, poolIdleTimeout, shutdownGrace, via, threads,
         compareSystemDNS, compareRate, probeDomains,
@@ -502,6 +502,30 @@ extension ConfigOption {
         defaultText: "stdout", expectation: "expected stdout, off, or a file path containing '/'"
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.accessLog = try AccessLogDestination(parsing: single(items))
+    }
+
+    public static let accessLogFormat = ConfigOption(
+        name: "access-log-format", valueName: "json|combined|squid",
+        help: "Access log line format: json (every field), combined (nginx/Apache), or squid (Squid's native)",
+        defaultText: "json", expectation: "expected one of: json, combined, squid"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.accessLogFormat = try keyword(single(items), as: AccessLogFormat.self)
+    }
+
+    public static let requestIDHeader = ConfigOption(
+        name: "request-id-header", valueName: "name",
+        help: "Send each request's id (the access log's request_id) to the origin in this header, e.g. X-Request-Id; a valid id the client sent in it is kept",
+        defaultText: "none", expectation: "expected a header field name like X-Request-Id"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let name = try single(items)
+        guard !name.isEmpty, name.utf8.count <= 64,
+              name.utf8.allSatisfy({ $0 < 0x80 && (Character(Unicode.Scalar($0)).isLetter || Character(Unicode.Scalar($0)).isNumber || "-_".utf8.contains($0)) })
+        else { throw .malformedValue(reason: "expected a header field name like X-Request-Id (letters, digits, '-' and '_', at most 64)") }
+        let reserved = ["host", "via", "connection", "content-length", "transfer-encoding", "te", "upgrade", "proxy-authorization", "max-forwards"]
+        guard !reserved.contains(name.lowercased()) else {
+            throw .malformedValue(reason: "\(name) is a field the proxy itself manages")
+        }
+        config.requestIDHeader = name
     }
 
     public static let metrics = ConfigOption(

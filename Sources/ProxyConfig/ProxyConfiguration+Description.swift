@@ -60,6 +60,8 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("logLevel", logLevel.rawValue),
             ("logFormat", logFormat.rawValue),
             ("accessLog", "\(accessLog)"),
+            ("accessLogFormat", accessLogFormat.rawValue),
+            ("requestIDHeader", text(requestIDHeader)),
             ("metrics", "\(metrics)"),
             ("networkMonitor", "\(networkMonitor)"),
             ("connectTimeout", duration(connectTimeout)),

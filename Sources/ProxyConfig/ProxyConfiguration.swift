@@ -119,6 +119,11 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var logFormat: LogFormat
     /// Default `.stdout`.
     public var accessLog: AccessLogDestination
+    /// Default `.json`.
+    public var accessLogFormat: AccessLogFormat = .json
+    /// A request header that carries each request's id to the origin (e.g. `X-Request-Id`); a
+    /// valid id the client sent in it is kept. Default nil (the id is only logged).
+    public var requestIDHeader: String? = nil
     /// Record Prometheus metrics (served at the admin `/metrics`). Default true.
     public var metrics: Bool
     /// Watch the host's addresses and routes (netlink, else polling) and respond to a real change:

@@ -173,6 +173,12 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.accessLog.name), help: help(for: .accessLog))
     public var accessLog: String?
 
+    @Option(name: .customLong(ConfigOption.accessLogFormat.name), help: help(for: .accessLogFormat))
+    public var accessLogFormat: String?
+
+    @Option(name: .customLong(ConfigOption.requestIDHeader.name), help: help(for: .requestIDHeader))
+    public var requestIDHeader: String?
+
     @Option(name: .customLong(ConfigOption.metrics.name), help: help(for: .metrics))
     public var metrics: String?
 
@@ -288,6 +294,8 @@ public struct ServeOptions: ParsableArguments, Sendable {
         put(.logLevel, logLevel)
         put(.logFormat, logFormat)
         put(.accessLog, accessLog)
+        put(.accessLogFormat, accessLogFormat)
+        put(.requestIDHeader, requestIDHeader)
         put(.metrics, metrics)
         put(.networkMonitor, networkMonitor)
         put(.connectTimeout, connectTimeout)

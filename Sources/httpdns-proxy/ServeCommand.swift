@@ -29,7 +29,7 @@ struct ServeCommand: AsyncParsableCommand {
 
         let accessLog: AccessLogWriter
         do {
-            accessLog = try AccessLogWriter(target: configuration.accessLog)
+            accessLog = try AccessLogWriter(target: configuration.accessLog, format: configuration.accessLogFormat)
         } catch {
             throw ValidationError("\(error)")
         }

@@ -95,6 +95,8 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "log-level": config.logLevel.rawValue
     case "log-format": config.logFormat.rawValue
     case "access-log": config.accessLog.description
+    case "access-log-format": config.accessLogFormat.rawValue
+    case "request-id-header": config.requestIDHeader ?? "none"
     case "connect-timeout": "\(config.connectTimeout.nanoseconds)"
     case "ip-backoff": "\(config.ipBackoff.nanoseconds)"
     case "ip-backoff-max": "\(config.ipBackoffMax.nanoseconds)"

@@ -52,7 +52,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         self.machine = ClientConnectionStateMachine(
             settings: .init(
                 configuration: live.configuration, via: env.via, client: "?", recordsEnabled: env.recordsEnabled,
-                requiresAuthentication: live.authenticator != nil, logsPaths: env.accessLog.isEnabled
+                requiresAuthentication: live.authenticator != nil, logsPaths: env.accessLog.isEnabled,
+                connectionID: RequestID.nextConnection()
             ),
             now: .now()
         )

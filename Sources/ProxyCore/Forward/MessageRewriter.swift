@@ -167,7 +167,8 @@ public enum MessageRewriter {
     public static func rewriteRequest(
         _ head: HTTPRequestHead,
         target: RequestTarget,
-        via: ViaHeader
+        via: ViaHeader,
+        requestID: (name: String, value: String)? = nil
     ) throws(ProxyError) -> RewrittenRequest {
         let survey = Survey(head.headers)
         let wantsUpgrade = survey.hasUpgrade && survey.connectionTokens.contains("upgrade")
@@ -193,6 +194,8 @@ public enum MessageRewriter {
         if wantsUpgrade { headers.add(name: "Connection", value: "upgrade") }
         if let maxForwards, maxForwards > 0 { headers.add(name: "Max-Forwards", value: String(maxForwards - 1)) }
         headers.add(name: "Via", value: via.value(receivedWith: head.version))
+        // `--request-id-header`: one field, the id the access log shows (the client's own when valid).
+        if let requestID { headers.replaceOrAdd(name: requestID.name, value: requestID.value) }
 
         var upstream = HTTPRequestHead(version: .http1_1, method: head.method, uri: target.pathAndQuery)
         upstream.headers = headers

@@ -37,8 +37,29 @@ public struct AccessLogRecord: Sendable, Equatable {
     public var ttfbMs: Double?
     public var totalMs: Double
     public var error: String?
+    /// The client's User-Agent (at most `userAgentLimit` bytes); nil when it sent none.
+    public var userAgent: String?
+    /// The proxy's id of the client connection and the request's number on it: the request id
+    /// `<16 hex digits>-<number>`, formatted only when written (0: no request, no id).
+    var connectionID: UInt64 = 0
+    var exchange = 0
+    /// The id the client sent in `--request-id-header`, when valid: it replaces the proxy's own.
+    var clientRequestID: String?
+    /// The request's HTTP minor version (1.0 or 1.1), for the combined format's request line.
+    public var httpMinor = 1
     /// `error` as a bounded label (a `ProxyError` kind or one of `abortReasons`), for metrics.
     public var errorReason: String?
+
+    static let userAgentLimit = 256
+
+    /// This request's id: the client's own when it sent a valid one, else `<connection>-<number>`.
+    public var requestID: String? {
+        if let clientRequestID { return clientRequestID }
+        guard connectionID != 0 else { return nil }
+        var line = JSONLine(bytes: [])
+        line.requestID(connectionID, exchange)
+        return String(decoding: line.bytes, as: UTF8.self)
+    }
 
     /// Labels of the ends that are not a `ProxyError`.
     static let abortReasons = ["client_closed", "client_error", "tunnel_idle_timeout"]
@@ -114,6 +135,16 @@ public struct AccessLogRecord: Sendable, Equatable {
         out.milliseconds("ttfb_ms", ttfbMs)
         out.milliseconds("total_ms", totalMs)
         out.string("error", error)
+        out.string("user_agent", userAgent)
+        if let clientRequestID {
+            out.string("request_id", clientRequestID)
+        } else if connectionID != 0 {
+            out.raw(",\"request_id\":\"")
+            out.requestID(connectionID, exchange)
+            out.raw("\"")
+        } else {
+            out.raw(",\"request_id\":null")
+        }
         out.raw("}")
     }
 }
@@ -155,6 +186,18 @@ struct JSONLine {
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// `<connection id as 16 hex digits>-<exchange number>`, no allocation.
+    mutating func requestID(_ connection: UInt64, _ exchange: Int) {
+        var shift: UInt64 = 60
+        while true {
+            bytes.append(Self.hex[Int((connection >> shift) & 0xF)])
+            if shift == 0 { break }
+            shift -= 4
+        }
+        bytes.append(UInt8(ascii: "-"))
+        decimal(exchange)
+    }
 
     mutating func decimal(_ value: Int) {
         if value < 0 {

@@ -23,8 +23,11 @@ public final class AccessLogWriter: Sendable {
     private let buffers: ThreadSpecificVariable<LineBuffer>
     private let allBuffers = NIOLockedValueBox<[LineBuffer]>([])
     static let flushThreshold = 64 * 1024
+    /// JSON, nginx combined, or Squid's native lines.
+    let format: AccessLogFormat
 
-    public init(target: AccessLogDestination) throws {
+    public init(target: AccessLogDestination, format: AccessLogFormat = .json) throws {
+        self.format = format
         switch target {
         case .off:
             fd = nil
@@ -54,7 +57,7 @@ public final class AccessLogWriter: Sendable {
         guard fd != nil else { return }
         guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else {
             // Not on an event loop (tests, shutdown paths): one line, one write.
-            let line = LineBuffer()
+            let line = LineBuffer(format: format)
             line.lock.withLockVoid { line.append(record) }
             drain(line)
             return
@@ -79,7 +82,7 @@ public final class AccessLogWriter: Sendable {
 
     private func threadBuffer() -> LineBuffer {
         if let buffer = buffers.currentValue { return buffer }
-        let buffer = LineBuffer()
+        let buffer = LineBuffer(format: format)
         buffers.currentValue = buffer
         allBuffers.withLockedValue { $0.append(buffer) }
         return buffer
@@ -115,8 +118,13 @@ final class LineBuffer: @unchecked Sendable {
     let lock = NIOLock()
     var bytes: [UInt8] = []
     var clock = TimestampCache()
+    var combinedClock = CombinedTimestampCache()
+    let format: AccessLogFormat
 
-    init() { bytes.reserveCapacity(4096) }
+    init(format: AccessLogFormat = .json) {
+        self.format = format
+        bytes.reserveCapacity(4096)
+    }
 
     /// Call with `lock` held.
     func append(_ record: AccessLogRecord) {
@@ -124,7 +132,11 @@ final class LineBuffer: @unchecked Sendable {
         clock_gettime(CLOCK_REALTIME, &ts)
         var line = JSONLine(bytes: bytes)
         bytes = []  // keep one owner of the storage while appending (no copy)
-        record.appendJSON(to: &line, timestamp: clock.stamp(ts))
+        switch format {
+        case .json: record.appendJSON(to: &line, timestamp: clock.stamp(ts))
+        case .combined: record.appendCombined(to: &line, time: combinedClock.stamp(ts))
+        case .squid: record.appendSquid(to: &line, seconds: Int(ts.tv_sec), milliseconds: Int(ts.tv_nsec / 1_000_000))
+        }
         line.bytes.append(UInt8(ascii: "\n"))
         bytes = line.bytes
     }

@@ -20,6 +20,8 @@ struct ClientConnectionStateMachine {
         var requiresAuthentication = false
         /// Records carry paths (only the access log shows them).
         var logsPaths = true
+        /// The connection's id, the first half of its requests' ids (`RequestID`).
+        var connectionID: UInt64 = 0
     }
 
     /// Pipelined requests read ahead of the one being served: from this many on (or this many
@@ -99,6 +101,8 @@ struct ClientConnectionStateMachine {
     var upstreamWritable = true
     /// Counts exchanges, so a connect that completes for an earlier exchange is recognised.
     private(set) var exchangeNumber = 0
+    /// Counts request heads (refused ones too): the second half of each request's id.
+    private var requestsSeen = 0
 
     init(settings: Settings, now: NIODeadline) {
         self.settings = settings
@@ -435,7 +439,7 @@ struct ClientConnectionStateMachine {
         case .denied(let user, _):
             return refuseCredentials(head, why: "the credentials for user '\(ProxyError.sanitized(user, limit: 64))' are not valid", user: user, now: now, draining: draining)
         case .busy:
-            var record = Self.record(for: head, client: settings.client, logsPaths: settings.recordsEnabled && settings.logsPaths)
+            var record = record(for: head, logsPaths: settings.recordsEnabled && settings.logsPaths)
             let error = ProxyError(.overloaded, "too many proxy credential checks in progress")
             record.fail(error)
             return respond(error, record: record, started: started, now: now)
@@ -448,7 +452,7 @@ struct ClientConnectionStateMachine {
         -> ClientConnectionAction
     {
         let error = ProxyError.proxyAuthRequired(why)
-        var record = Self.record(for: head, client: settings.client, logsPaths: settings.recordsEnabled && settings.logsPaths)
+        var record = record(for: head, logsPaths: settings.recordsEnabled && settings.logsPaths)
         record.user = user
         record.fail(error)
         record.status = Int(error.status.code)
@@ -464,11 +468,29 @@ struct ClientConnectionStateMachine {
     }
 
     /// A record for a request refused before its target was parsed.
-    private static func record(for head: HTTPRequestHead, client: String, logsPaths: Bool) -> AccessLogRecord {
-        var record = AccessLogRecord(kind: head.method == .CONNECT ? .tunnel : .request, client: client, method: head.method.rawValue)
+    private mutating func record(for head: HTTPRequestHead, logsPaths: Bool) -> AccessLogRecord {
+        var record = AccessLogRecord(kind: head.method == .CONNECT ? .tunnel : .request, client: settings.client, method: head.method.rawValue)
         (record.host, record.port, record.path) = RequestTarget.loggable(head.uri)
         if !logsPaths { record.path = "" }
+        identify(&record, head)
         return record
+    }
+
+    /// The request's id (the next exchange's number), its User-Agent and HTTP version. Returns
+    /// the `--request-id-header` field to send upstream, if one is configured.
+    @discardableResult
+    private mutating func identify(_ record: inout AccessLogRecord, _ head: HTTPRequestHead) -> (name: String, value: String)? {
+        requestsSeen += 1
+        record.connectionID = settings.connectionID
+        record.exchange = requestsSeen
+        record.httpMinor = head.version.minor
+        if let agent = head.headers.first(name: "user-agent") {
+            record.userAgent = agent.utf8.count <= AccessLogRecord.userAgentLimit
+                ? agent : String(decoding: agent.utf8.prefix(AccessLogRecord.userAgentLimit), as: UTF8.self)
+        }
+        guard let field = settings.configuration.requestIDHeader else { return nil }
+        record.clientRequestID = RequestID.clientValue(head.headers, field: field)
+        return record.requestID.map { (field, $0) }
     }
 
     private mutating func startAuthorizedRequest(_ head: HTTPRequestHead, user: String?, started: NIODeadline, now: NIODeadline, draining: Bool)
@@ -479,6 +501,7 @@ struct ClientConnectionStateMachine {
         }
         var record = AccessLogRecord(kind: .request, client: settings.client, method: head.method.rawValue)
         record.user = user
+        let requestIDField = identify(&record, head)
         let target: RequestTarget
         let rewritten: MessageRewriter.RewrittenRequest
         do throws(ProxyError) {
@@ -498,7 +521,7 @@ struct ClientConnectionStateMachine {
             if MessageRewriter.viaContains(head.headers, pseudonym: settings.via.pseudonym) {
                 throw ProxyError.loop(head.headers[canonicalForm: "via"].joined(separator: ", "))
             }
-            rewritten = try MessageRewriter.rewriteRequest(head, target: target, via: settings.via)
+            rewritten = try MessageRewriter.rewriteRequest(head, target: target, via: settings.via, requestID: requestIDField)
         } catch {
             record.fail(error)
             if record.host.isEmpty {
@@ -527,6 +550,7 @@ struct ClientConnectionStateMachine {
     private mutating func startTunnel(_ head: HTTPRequestHead, user: String?, started: NIODeadline, now: NIODeadline) -> ClientConnectionAction {
         var record = AccessLogRecord(kind: .tunnel, client: settings.client, method: "CONNECT")
         record.user = user
+        identify(&record, head)
         let target: RequestTarget
         do throws(ProxyError) {
             target = try RequestTarget.parseConnectAuthority(head.uri)

@@ -1,0 +1,107 @@
+import Foundation
+import Glibc
+import Testing
+
+/// `--access-log-format combined|squid`, and the JSON line's `user_agent` and `request_id`
+/// (sent to the origin with `--request-id-header`), through the binary with curl.
+@Suite("Access log formats", .timeLimit(.minutes(2)))
+struct AccessLogFormatTests {
+    /// Waits until the access log has `count` lines (stdout).
+    static func lines(_ proxy: ProxyProcess, count: Int) throws -> [String] {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            let lines = proxy.stdoutText().split(separator: "\n").map(String.init)
+            if lines.count >= count { return lines }
+            var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
+            nanosleep(&pause, nil)
+        }
+        return proxy.stdoutText().split(separator: "\n").map(String.init)
+    }
+
+    @Test func combinedIsWhatNginxWritesAndEscapesClientBytes() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let proxy = try ProxyProcess.launch(AccessControlTests.allowLoopback + ["--access-log-format", "combined"])
+        defer { proxy.stop() }
+        _ = try Curl.fetch(origin.url("/hello?token=secret"), proxy: proxy.proxyURL, extra: ["-A", "agent \"x\" \\ é"])
+        _ = try Curl.fetch("http://127.0.0.1:\(try Loopback.unusedPort())/gone", proxy: proxy.proxyURL, extra: ["-0"])
+        let lines = try Self.lines(proxy, count: 2)
+        try #require(lines.count == 2, "\(lines)")
+        // The regular expression log tools use for nginx's combined format.
+        let combined = try NSRegularExpression(
+            pattern: #"^(\S+) - (\S+) \[(\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2} \+0000)\] "([^"]*)" (\d{3}) (\d+) "([^"]*)" "([^"]*)"$"#)
+        var fields: [[String]] = []
+        for line in lines {
+            let range = NSRange(line.startIndex..., in: line)
+            let match = try #require(combined.firstMatch(in: line, range: range), "not combined: \(line)")
+            fields.append((1..<match.numberOfRanges).map { String(line[Range(match.range(at: $0), in: line)!]) })
+        }
+        #expect(fields[0][0] == "127.0.0.1" && fields[0][1] == "-")
+        #expect(fields[0][3] == "GET \(origin.url("/hello")) HTTP/1.1", "no query in the log: \(fields[0][3])")
+        #expect(fields[0][4] == "200" && fields[0][5] == "5" && fields[0][6] == "-")
+        #expect(fields[0][7] == #"agent \x22x\x22 \x5c \xc3\xa9"#, "\(fields[0][7])")
+        #expect(fields[1][3].hasSuffix(" HTTP/1.0") && fields[1][4] == "502", "\(fields[1])")
+        #expect(!proxy.stdoutText().contains("secret"))
+    }
+
+    @Test func squidNativeHasItsTenFields() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let echo = try TCPEchoServer()
+        defer { echo.stop() }
+        let proxy = try ProxyProcess.launch(
+            AccessControlTests.allowLoopback + ["--access-log-format", "squid", "--connect-ports", "\(echo.port)", "--proxy-auth", "alice:pw"])
+        defer { proxy.stop() }
+        _ = try Curl.fetch(origin.url("/bytes/100"), proxy: proxy.proxyURL, extra: ["--proxy-user", "alice:pw"])
+        _ = try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL)  // no credentials: 407
+        let tunnel = try RawClient(port: proxy.port)
+        try tunnel.send("CONNECT 127.0.0.1:\(echo.port) HTTP/1.1\r\nHost: 127.0.0.1:\(echo.port)\r\nProxy-Authorization: Basic YWxpY2U6cHc=\r\n\r\n")
+        #expect(try tunnel.readHead().statusCode == 200)
+        try tunnel.send("ping")
+        _ = try tunnel.read(exactly: 4)
+        tunnel.close()
+        let lines = try Self.lines(proxy, count: 3)
+        try #require(lines.count == 3, "\(lines)")
+        let rows = lines.map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        for row in rows { #expect(row.count == 10, "\(row)") }
+        let time = try #require(Double(rows[0][0]))
+        #expect(abs(time - Date().timeIntervalSince1970) < 60 && rows[0][0].split(separator: ".").last?.count == 3)
+        #expect(Int(rows[0][1]) != nil && rows[0][2] == "127.0.0.1")
+        #expect(rows[0][3] == "TCP_MISS/200" && rows[0][4] == "100" && rows[0][5] == "GET")
+        #expect(rows[0][6] == origin.url("/bytes/100") && rows[0][7] == "alice" && rows[0][8] == "HIER_DIRECT/127.0.0.1" && rows[0][9] == "-")
+        #expect(rows[1][3] == "TCP_DENIED/407" && rows[1][7] == "-" && rows[1][8] == "HIER_NONE/-", "\(rows[1])")
+        #expect(rows[2][3] == "TCP_TUNNEL/200" && rows[2][5] == "CONNECT" && rows[2][6] == "127.0.0.1:\(echo.port)", "\(rows[2])")
+    }
+
+    @Test func everyRequestHasAnIDAndTheOriginSeesIt() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let proxy = try ProxyProcess.launch(AccessControlTests.allowLoopback + ["--request-id-header", "X-Request-Id"])
+        defer { proxy.stop() }
+        // Two requests on one connection, a client's own valid id, and one that is not an id.
+        _ = try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL, extra: [origin.url("/hello")])
+        _ = try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL, extra: ["-H", "X-Request-Id: 0af7651916cd43dd8448eb211c80319c"])
+        _ = try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL, extra: ["-H", "X-Request-Id: not an id; drop table"])
+        let entries = try #require(proxy.waitForAccessLogs(count: 4, where: { _ in true }), proxy.diagnostics)
+        let ids = entries.map { $0.string("request_id") ?? "" }
+        let seen = origin.requests().map { $0.headers["x-request-id"] }
+        #expect(seen.allSatisfy { $0.count == 1 }, "exactly one field upstream: \(seen)")
+        #expect(seen.map { $0.first ?? "" } == ids, "the origin sees the logged id: \(seen) \(ids)")
+        #expect(Set(ids).count == 4, "\(ids)")
+        #expect(ids[0].wholeMatch(of: /[0-9a-f]{16}-1/) != nil && ids[1] == ids[0].dropLast() + "2", "same connection, next number: \(ids)")
+        #expect(ids[2] == "0af7651916cd43dd8448eb211c80319c")
+        #expect(ids[3] != "not an id; drop table" && ids[3].wholeMatch(of: /[0-9a-f]{16}-1/) != nil)
+        #expect(entries.allSatisfy { $0.string("user_agent")?.hasPrefix("curl/") == true })
+    }
+
+    @Test func withoutTheHeaderOptionTheIDIsOnlyLogged() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let proxy = try ProxyProcess.launch(AccessControlTests.allowLoopback)
+        defer { proxy.stop() }
+        _ = try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL, extra: ["-H", "X-Request-Id: abc"])
+        let entry = try #require(proxy.waitForAccessLog(where: { _ in true }))
+        #expect(entry.string("request_id")?.wholeMatch(of: /[0-9a-f]{16}-1/) != nil)
+        #expect(origin.requests().last?.headers["x-request-id"] == ["abc"], "a field the proxy does not own passes untouched")
+    }
+}

@@ -126,7 +126,20 @@ struct ServeCommand: AsyncParsableCommand {
                 logger: logger
             )
         )
-        try await serviceGroup.run()
+        do {
+            try await serviceGroup.run()
+        } catch let error as ListenerBindError {
+            // A configuration error like the others (exit 64), told in the configured log format.
+            logger.critical(
+                "\(error)",
+                metadata: [
+                    "listener": "\(error.listener)", "address": "\(error.address)", "option": "\(error.option)",
+                    "reason": "\(error.reason)", "hint": "\(error.hint)",
+                ])
+            resolvers.shutdown()
+            try? await group.shutdownGracefully()
+            throw ExitCode(64)
+        }
         resolvers.shutdown()
         try await group.shutdownGracefully()
         accessLog.flush()  // lines of the last loop ticks

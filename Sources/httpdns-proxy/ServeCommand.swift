@@ -20,6 +20,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var options: ServeOptions
 
     func run() async throws {
+        let signals = await SignalHandling.install()
         let environment = ProcessInfo.processInfo.environment
         let configuration = try LoadedConfiguration.load(options, environment: environment)
         let logger = LoggingSetup.bootstrap(configuration)
@@ -108,7 +109,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         services.append(proxy)
         if let networkMonitor { services.append(networkMonitor) }
-        services.append(ReloadOnSIGHUP(reloader: reloader))
+        services.append(SignalService(signals: signals, reloader: reloader, accessLog: accessLog, logger: logger))
         logger.info(
             "starting",
             metadata: [

@@ -73,6 +73,7 @@ final class ConfigurationReloader: Sendable {
         var lines: [String] = []
         lines.append(changed.isEmpty ? "applied: nothing changed" : "applied to new requests: " + changed.joined(separator: ", "))
         if !new.proxyAuth.isEmpty { lines.append("proxy-auth users and htpasswd files read again") }
+        if let staticList = resolvers.rereadStaticList() { lines.append(staticList) }
         if !needRestart.isEmpty { lines.append("needs a restart (not applied): " + needRestart.joined(separator: ", ")) }
         return Outcome(ok: true, message: lines.joined(separator: "; "))
     }

@@ -78,6 +78,7 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("compareSystemDNS", "\(compareSystemDNS)"),
             ("compareRate", "\(compareRate)"),
             ("probeDomains", list(probeDomains)),
+            ("systemDNSDomains", "\(systemDNSDomains)"),
         ]
     }
 

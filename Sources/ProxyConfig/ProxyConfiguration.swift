@@ -166,6 +166,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// Names whose addresses are TCP-probed after each new answer, so the first connection goes to
     /// the fastest live address. Default [].
     public var probeDomains: [ProbeTarget] = []
+    /// Names resolved only by the system resolver (`system-dns-domain`). Default: none.
+    public var systemDNSDomains = SystemDNSDomains()
 
     /// The documented defaults, used for every option no source sets.
     public static let defaults = ProxyConfiguration(

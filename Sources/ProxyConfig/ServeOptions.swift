@@ -116,6 +116,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.systemFallback.name), help: help(for: .systemFallback))
     public var systemFallback: String?
 
+    @Option(name: .customLong(ConfigOption.systemDNSDomain.name), help: help(for: .systemDNSDomain))
+    public var systemDNSDomain: [String] = []
+
     @Option(name: .customLong(ConfigOption.cacheSize.name), help: help(for: .cacheSize))
     public var cacheSize: String?
 
@@ -277,6 +280,7 @@ public struct ServeOptions: ParsableArguments, Sendable {
         put(.negativeTTL, negativeTTL)
         put(.maxStale, maxStale)
         put(.systemFallback, systemFallback)
+        if !systemDNSDomain.isEmpty { values[ConfigOption.systemDNSDomain.name] = systemDNSDomain }
         put(.cacheSize, cacheSize)
         put(.cacheImmutable, cacheImmutable)
         put(.cacheFile, cacheFile)

@@ -3,8 +3,6 @@ import Logging
 import NIOConcurrencyHelpers
 import ProxyConfig
 import ProxyCore
-import ServiceLifecycle
-import UnixSignals
 
 /// SIGHUP and the admin `POST /reload`: read the configuration again (file, environment, the
 /// start's flags), apply what can change live, say what changed and what needs a restart. An
@@ -96,21 +94,8 @@ final class ConfigurationReloader: Sendable {
         var lines: [String] = []
         lines.append(changed.isEmpty ? "applied: nothing changed" : "applied to new requests: " + changed.joined(separator: ", "))
         if !new.proxyAuth.isEmpty { lines.append("proxy-auth users and htpasswd files read again") }
+        if let staticList = resolvers.rereadStaticList() { lines.append(staticList) }
         if !needRestart.isEmpty { lines.append("needs a restart (not applied): " + needRestart.joined(separator: ", ")) }
         return Outcome(ok: true, message: lines.joined(separator: "; "), applied: changed, needsRestart: needRestart)
-    }
-}
-
-/// Reloads on SIGHUP until shutdown.
-struct ReloadOnSIGHUP: Service {
-    let reloader: ConfigurationReloader
-
-    func run() async throws {
-        let signals = await UnixSignalsSequence(trapping: .sighup)
-        await cancelWhenGracefulShutdown {
-            for await _ in signals {
-                _ = reloader.reload(trigger: "SIGHUP")
-            }
-        }
     }
 }

@@ -20,6 +20,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var options: ServeOptions
 
     func run() async throws {
+        let signals = await SignalHandling.install()
         let environment = ProcessInfo.processInfo.environment
         let configuration = try LoadedConfiguration.load(options, environment: environment)
         let logger = LoggingSetup.bootstrap(configuration)
@@ -110,7 +111,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         services.append(proxy)
         if let networkMonitor { services.append(networkMonitor) }
-        services.append(ReloadOnSIGHUP(reloader: reloader))
+        services.append(SignalService(signals: signals, reloader: reloader, accessLog: accessLog, logger: logger))
         logger.info(
             "starting",
             metadata: [
@@ -128,7 +129,20 @@ struct ServeCommand: AsyncParsableCommand {
                 logger: logger
             )
         )
-        try await serviceGroup.run()
+        do {
+            try await serviceGroup.run()
+        } catch let error as ListenerBindError {
+            // A configuration error like the others (exit 64), told in the configured log format.
+            logger.critical(
+                "\(error)",
+                metadata: [
+                    "listener": "\(error.listener)", "address": "\(error.address)", "option": "\(error.option)",
+                    "reason": "\(error.reason)", "hint": "\(error.hint)",
+                ])
+            resolvers.shutdown()
+            try? await group.shutdownGracefully()
+            throw ExitCode(64)
+        }
         resolvers.shutdown()
         try await group.shutdownGracefully()
         accessLog.flush()  // lines of the last loop ticks

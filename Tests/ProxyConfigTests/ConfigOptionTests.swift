@@ -17,14 +17,14 @@ import Testing
     @Test func registryNamesAreUniqueKebabCase() {
         let names = ConfigOption.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 72)
+        #expect(names.count == 73)
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
         #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["secret", "aes-key", "doh-access-key-secret", "tencent-token", "tencent-key", "proxy-auth"])
-        #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["pac-bypass", "resolver-ip", "allow-destination", "allow-client", "proxy-auth", "tls-upgrade"])
+        #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["pac-bypass", "resolver-ip", "system-dns-domain", "allow-destination", "allow-client", "proxy-auth", "tls-upgrade"])
         #expect(Set(ConfigOption.all.filter(\.isList).map(\.name))
-            == ["pac-bypass", "resolver-ip", "keepalive-domains", "preload", "allow-destination", "connect-ports", "tls-upgrade", "allow-client", "proxy-auth", "probe-domains"])
+            == ["pac-bypass", "resolver-ip", "keepalive-domains", "preload", "allow-destination", "connect-ports", "tls-upgrade", "allow-client", "proxy-auth", "probe-domains", "system-dns-domain"])
         #expect(ConfigOption.all.filter { !$0.isAllowedInFile }.map(\.name) == ["config"])
         #expect(ConfigOption.all.filter(\.isMapping).map(\.name) == ["spki-pins"])
         #expect(ConfigOption.all.filter { !$0.isAllowedInFlagsAndEnvironment }.map(\.name) == ["spki-pins"])

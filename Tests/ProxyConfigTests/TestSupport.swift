@@ -112,6 +112,7 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "compare-system-dns": "\(config.compareSystemDNS)"
     case "compare-rate": "\(config.compareRate)"
     case "probe-domains": config.probeDomains.map(\.description).joined(separator: ",")
+    case "system-dns-domain": config.systemDNSDomains.suffixes.joined(separator: ",")
     default: nil
     }
 }

@@ -22,6 +22,8 @@ public final class StaticListProvider: HTTPDNSProvider, Service {
     private let pinnedAddresses: [String]
     private let logger: Logger
     private let document = NIOLockedValueBox<StaticListDocument?>(nil)
+    /// What the last load left out (logged again only when it changes).
+    private let lastProblems = NIOLockedValueBox<[StaticListProblem]>([])
     /// Opens when the first load attempt ends; an early resolve waits for it (up to `timeout`).
     private let firstLoad = FirstLoadGate()
 
@@ -46,22 +48,34 @@ public final class StaticListProvider: HTTPDNSProvider, Service {
     /// Resolves waiting for the first load (tests line up on it).
     var firstLoadWaiters: Int { firstLoad.waiterCount }
 
+    /// A list read and parsed, not yet in use.
+    public struct Load: Sendable {
+        public var document: StaticListDocument
+        /// Entries and addresses left out, with their lines.
+        public var problems: [StaticListProblem]
+    }
+
+    /// Where the list comes from, for messages: the file path or the URL.
+    public var origin: String {
+        switch source {
+        case .file(let path): path
+        case .url(let url): url
+        }
+    }
+
     /// Loads the list now; throws when it cannot be fetched or parsed (the previous list stays).
     public func reload() async throws(ResolveFailure) {
         defer { firstLoad.open() }
-        let bytes: [UInt8]
         switch source {
-        case .file(let path):
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw ResolveFailure(kind: .network, message: "cannot read static list file \(path)", negativeTTL: nil)
-            }
-            bytes = Array(data)
+        case .file:
+            if let load = try readFile() { use(load) }
         case .url(let url):
             var request = CurlRequest(url: url)
             request.timeout = timeout
             request.caFile = caFile
             request.pinnedAddresses = pinnedAddresses
             request.maxResponseBytes = 16 << 20
+            let bytes: [UInt8]
             do {
                 let response = try await transport.send(request)
                 guard response.status == 200 else {
@@ -73,13 +87,52 @@ public final class StaticListProvider: HTTPDNSProvider, Service {
             } catch {
                 throw ResolveFailure(kind: .network, message: "static list: \(error)", negativeTTL: nil)
             }
+            use(try Self.parse(bytes, origin: url))
         }
+    }
+
+    /// For a file source: reads and parses the file now without using it (nil for a URL source).
+    /// Throws when the file cannot be read or is not a list, naming the file.
+    public func readFile() throws(ResolveFailure) -> Load? {
+        guard case .file(let path) = source else { return nil }
+        return try Self.readFile(path)
+    }
+
+    /// Reads and parses a static list file (also the start-up check).
+    public static func readFile(_ path: String) throws(ResolveFailure) -> Load {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw ResolveFailure(kind: .network, message: "cannot read static list file \(path): no such file", negativeTTL: nil)
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ResolveFailure(kind: .network, message: "cannot read static list file \(path): not readable (a directory, or permissions?)", negativeTTL: nil)
+        }
+        return try parse(Array(data), origin: path)
+    }
+
+    private static func parse(_ bytes: [UInt8], origin: String) throws(ResolveFailure) -> Load {
         do {
-            let parsed = try StaticList.parse(bytes)
-            document.withLockedValue { $0 = parsed }
-            logger.info("static list loaded", metadata: ["domains": "\(parsed.entries.count)", "enabled": "\(parsed.enabled)"])
+            let (document, problems) = try StaticList.parseReporting(bytes)
+            return Load(document: document, problems: problems)
         } catch {
-            throw ResolveFailure(kind: .malformed, message: "static list: \(error)", negativeTTL: nil)
+            throw ResolveFailure(kind: .malformed, message: "static list \(origin): \(error)", negativeTTL: nil)
+        }
+    }
+
+    /// Puts a list read by `readFile` (or fetched) in use; says what was left out when that changed.
+    public func use(_ load: Load) {
+        document.withLockedValue { $0 = load.document }
+        let changed = lastProblems.withLockedValue { last in
+            defer { last = load.problems }
+            return last != load.problems
+        }
+        logger.info(
+            "static list loaded",
+            metadata: ["domains": "\(load.document.entries.count)", "enabled": "\(load.document.enabled)", "skipped": "\(load.problems.count)", "source": "\(origin)"])
+        guard changed else { return }
+        for problem in load.problems {
+            logger.warning(
+                "static list entry skipped",
+                metadata: ["file": "\(origin)", "line": "\(problem.line)", "entry": "\(problem.entry)", "reason": "\(problem.reason)"])
         }
     }
 
@@ -88,7 +141,10 @@ public final class StaticListProvider: HTTPDNSProvider, Service {
             do {
                 try await reload()
             } catch {
-                logger.warning("static list refresh failed; keeping the previous list", metadata: ["error": "\(error.message)"])
+                let loaded = document.withLockedValue { $0 != nil }
+                logger.warning(
+                    loaded ? "static list refresh failed; keeping the previous list" : "static list not loaded; names go to the fallback until it loads",
+                    metadata: ["error": "\(error.message)"])
             }
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.refresh) }
         }

@@ -94,7 +94,7 @@ public final class AdminServer: Service, Sendable {
         let allowedClients = self.allowedClients
         let logger = self.logger
         let acceptErrorLog = LogRateLimiter()
-        let channel = try await ServerBootstrap(group: group)
+        let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
                 // Out of descriptors: the listener leaves epoll for 100 ms instead of spinning.
@@ -120,8 +120,12 @@ public final class AdminServer: Service, Sendable {
                         AdminHandler(routes: routes, requestTimeout: headerTimeout, refusal: refusal))
                 }
             }
-            .bind(host: host, port: port)
-            .get()
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.bind(host: host, port: port).get()
+        } catch {
+            throw ListenerBindError(listener: "admin", option: "--admin-listen", host: host, port: port, error: error)
+        }
         if let address = channel.localAddress {
             ownListeners?.add(address)
             logger.info("admin listening", metadata: ["address": "\(ClientConnectionHandler.format(address))"])

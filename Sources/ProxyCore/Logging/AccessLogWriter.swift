@@ -18,6 +18,8 @@ import ProxyConfig
 public final class AccessLogWriter: Sendable {
     private let fd: Int32?
     private let ownsFD: Bool
+    /// The file written to (nil: stdout or off), opened again by `reopen()`.
+    public let path: String?
     /// Guards the file, and `tornLine`: a write that failed part-way left a line without its end.
     private let writeLock = NIOLockedValueBox(false)
     private let buffers: ThreadSpecificVariable<LineBuffer>
@@ -32,16 +34,15 @@ public final class AccessLogWriter: Sendable {
         case .off:
             fd = nil
             ownsFD = false
+            path = nil
         case .stdout:
             fd = STDOUT_FILENO
             ownsFD = false
+            path = nil
         case .file(path: let path):
-            let opened = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            guard opened >= 0 else {
-                throw AccessLogError(message: "cannot open access log file '\(path)': \(String(cString: strerror(errno)))")
-            }
-            fd = opened
+            fd = try Self.open(path)
             ownsFD = true
+            self.path = path
         }
         buffers = ThreadSpecificVariable()
     }
@@ -73,6 +74,36 @@ public final class AccessLogWriter: Sendable {
         } else if first {
             loop.execute { self.drain(buffer) }
         }
+    }
+
+    /// Log rotation (SIGUSR1, SIGHUP): writes what is buffered to the file open now, then opens
+    /// the path again, creating it if it was moved away, and puts the new file in place of the old
+    /// one under the same descriptor (dup2), so no line is written in between or lost. Nothing to do
+    /// for stdout or off. On failure the old file stays in use.
+    public func reopen() throws {
+        guard ownsFD, let fd, let path else { return }
+        flush()
+        let opened = try Self.open(path)
+        defer { close(opened) }
+        try writeLock.withLockedValue { tornLine in
+            guard dup2(opened, fd) >= 0 else {
+                throw AccessLogError(message: "cannot reopen access log file '\(path)': \(String(cString: strerror(errno)))")
+            }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // dup2 clears it
+            tornLine = false  // a line cut off in the old file does not continue in the new one
+        }
+    }
+
+    private static func open(_ path: String) throws -> Int32 {
+        #if canImport(Glibc)
+        let opened = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        #else
+        let opened = Musl.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        #endif
+        guard opened >= 0 else {
+            throw AccessLogError(message: "cannot open access log file '\(path)': \(String(cString: strerror(errno)))")
+        }
+        return opened
     }
 
     /// Writes every buffered line now.

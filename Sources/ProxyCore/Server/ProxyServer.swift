@@ -236,7 +236,7 @@ public final class ProxyServer: Service, Sendable {
             serverChannel = try await bootstrap.bind(host: configuration.listen.host, port: configuration.listen.port).get()
         } catch {
             try? await authThreads.shutdownGracefully()
-            throw error
+            throw ListenerBindError(listener: "proxy", option: "--listen", host: configuration.listen.host, port: configuration.listen.port, error: error)
         }
 
         if let address = serverChannel.localAddress {

@@ -1,4 +1,5 @@
 import HTTPDNS
+import ProxyConfig
 import Logging
 import NIOCore
 import Synchronization
@@ -7,9 +8,11 @@ import Synchronization
 /// answer. A cache hit completes synchronously on the caller's event loop: no task, no thread hop.
 public final class HTTPDNSUpstreamResolver: UpstreamResolver {
     let caching: CachingResolver<ContinuousClock>
-    private let systemResolver: SystemResolver?
+    private let systemResolver: SystemResolver
     /// `--system-fallback`, which a reload may change.
     private let fallbackEnabled: Atomic<Bool>
+    /// `--system-dns-domain`, which a reload may change: names only the system resolver is asked.
+    private let systemOnly: Mutex<SystemDNSDomains>
     let stats: ResolverStats
     let logger: Logger
 
@@ -17,8 +20,12 @@ public final class HTTPDNSUpstreamResolver: UpstreamResolver {
     var system: SystemResolver? { fallbackEnabled.load(ordering: .relaxed) ? systemResolver : nil }
 
     /// `system`: the fallback; nil when it is disabled (`--system-fallback false`).
-    public init(caching: CachingResolver<ContinuousClock>, system: SystemResolver?, stats: ResolverStats, logger: Logger) {
+    public init(
+        caching: CachingResolver<ContinuousClock>, system: SystemResolver?, systemOnly: SystemDNSDomains = SystemDNSDomains(),
+        stats: ResolverStats, logger: Logger
+    ) {
         self.caching = caching
+        self.systemOnly = Mutex(systemOnly)
         self.systemResolver = system ?? SystemResolver()
         self.fallbackEnabled = Atomic(system != nil)
         self.stats = stats
@@ -30,7 +37,16 @@ public final class HTTPDNSUpstreamResolver: UpstreamResolver {
         fallbackEnabled.store(enabled, ordering: .relaxed)
     }
 
+    /// A reload changing `--system-dns-domain`.
+    func setSystemOnly(_ domains: SystemDNSDomains) {
+        systemOnly.withLock { $0 = domains }
+    }
+
     public func resolve(host: String, port: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Resolution> {
+        if systemOnly.withLock({ $0.matches(host) }) {
+            // An internal name: the HTTPDNS service (and its cache) never sees it.
+            return systemResolver.resolve(host: host, port: port, on: eventLoop)
+        }
         if let hit = caching.cached(host) {
             switch hit {
             case .fresh(let answer, _):

@@ -5,6 +5,7 @@ extension ResolverStack {
     /// Why the configured provider cannot work on this machine (checked at start and before a
     /// reload is applied), or nil. The configuration loader has checked the settings themselves.
     public static func providerProblem(_ configuration: ProxyConfiguration) -> String? {
+        if let problem = staticListProblem(configuration) { return problem }
         guard configuration.provider == .tencent, configuration.tencent.mode == .http, configuration.tencent.algorithm == .des else {
             return nil
         }

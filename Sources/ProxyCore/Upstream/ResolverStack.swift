@@ -44,6 +44,8 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     private let familySetting: NIOLockedValueBox<IPFamily>
     private let logger: Logger
     let fallbackEnabled: Bool
+    /// `--system-dns-domain` at start (for `httpdns-proxy resolve`).
+    private let systemOnly: SystemDNSDomains
     private let schedulerRunner: SchedulerRunner?
     public let description: String
 
@@ -61,6 +63,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
         let feedsAnswers = configuration.provider != .static
         self.logger = logger
         self.fallbackEnabled = configuration.systemFallback
+        self.systemOnly = configuration.systemDNSDomains
         let families: AddressFamilies
         switch configuration.ipFamily {
         case .ipv4: families = .ipv4
@@ -96,8 +99,9 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
 
         let cacheConfiguration = CachingResolverConfiguration(
             cache: Self.cacheConfiguration(configuration),
-            keepaliveDomains: Set(configuration.keepaliveDomains),
-            preload: configuration.preload,
+            // Names for the system resolver only are neither kept fresh nor preloaded through HTTPDNS.
+            keepaliveDomains: Set(configuration.keepaliveDomains.filter { !configuration.systemDNSDomains.matches($0) }),
+            preload: configuration.preload.filter { !configuration.systemDNSDomains.matches($0) },
             cacheFile: configuration.cacheFile
         )
         let batch: CachingResolver<ContinuousClock>.BatchQuery?
@@ -133,6 +137,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
         let httpdns = HTTPDNSUpstreamResolver(
             caching: caching,
             system: configuration.systemFallback ? SystemResolver() : nil,
+            systemOnly: configuration.systemDNSDomains,
             stats: stats,
             logger: logger
         )
@@ -244,7 +249,9 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
         "provider", "resolverURL", "resolverIPs", "accountID", "secret", "dohSignature", "dohTimestampUnit", "dohMethod",
         "resolverTimeout", "resolverCAFile", "ipFamily", "alibabaAPI", "alibabaEncryption", "aesKey", "schedulerRefresh", "tencent",
     ]
-    static let cacheFields: Set<String> = ["minTTL", "maxTTL", "negativeTTL", "maxStale", "cacheSize", "cacheImmutable", "systemFallback"]
+    static let cacheFields: Set<String> = [
+        "minTTL", "maxTTL", "negativeTTL", "maxStale", "cacheSize", "cacheImmutable", "systemFallback", "systemDNSDomains",
+    ]
 
     /// Resolver settings a reload applies while the cache is kept: for the HTTPDNS services the
     /// service and how it is asked, and for every provider the families, the cache's clamps and
@@ -281,6 +288,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
         }
         caching.reconfigureCache(Self.cacheConfiguration(new))
         httpdns.setSystemFallback(new.systemFallback)
+        httpdns.setSystemOnly(new.systemDNSDomains)
     }
 
     /// With `ip-family auto`: the families this host can use now, swapped in when they differ
@@ -307,7 +315,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     /// One query straight to the provider (no cache), or getaddrinfo for `--provider system`.
     public func resolveOnce(_ host: String) async -> Result<ResolveReport, ResolveReport> {
         let started = ContinuousClock.now
-        guard let provider else {
+        guard let provider, !systemOnly.matches(host) else {
             do {
                 let addresses = try SystemResolver.getaddrinfo(host: host, port: 0)
                 let rtt = ContinuousClock.now - started

@@ -39,3 +39,35 @@ import Testing
         }
     }
 }
+
+@Suite struct StaticListProblemTests {
+    @Test func skippedEntriesAreReportedWithTheirLines() throws {
+        let text = """
+            {"domainlist": [
+              {"domain": "a.test", "ips": ["192.0.2.1"]},
+              {"domain": "b.test", "ips": ["192.0.2.300", "192.0.2.2"]},
+              {"domain": "bad..name", "ips": ["192.0.2.3"]},
+              {"ips": ["192.0.2.4"]},
+              "junk",
+              {"domain": "empty.test", "ips": []}
+            ]}
+            """
+        let (document, problems) = try StaticList.parseReporting(Array(text.utf8))
+        #expect(document.entries.keys.sorted() == ["a.test", "b.test"])
+        #expect(problems.map(\.line) == [3, 4, 5, 6, 7])
+        #expect(problems.map(\.entry) == [2, 3, 4, 5, 6])
+        #expect(problems[0].reason.contains("'192.0.2.300' of b.test is not an IP address"))
+        #expect(problems[1].reason.contains("'bad..name' is not a valid host name"))
+        #expect(problems[2].reason.contains("no \"domain\""))
+        #expect(problems[4].reason.contains("empty.test has no addresses"))
+    }
+
+    @Test func aSyntaxErrorSaysTheLineAndColumn() {
+        let text = "{\"domainlist\": [\n  {\"domain\": \"a.test\",, }\n]}\n"
+        #expect {
+            try StaticList.parse(Array(text.utf8))
+        } throws: { error in
+            "\(error)".contains("line 2, column")
+        }
+    }
+}

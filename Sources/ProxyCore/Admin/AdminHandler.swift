@@ -89,6 +89,7 @@ final class AdminHandler: ChannelInboundHandler {
         responseHead.headers.add(name: "Content-Type", value: response.contentType)
         responseHead.headers.add(name: "Content-Length", value: String(buffer.readableBytes))
         responseHead.headers.add(name: "Cache-Control", value: "no-store")
+        for (name, value) in response.headers { responseHead.headers.add(name: name, value: value) }
         if close { responseHead.headers.add(name: "Connection", value: "close") }
         context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
         if head.method != .HEAD {

@@ -10,6 +10,8 @@ struct AdminRoutes: Sendable {
         var status: HTTPResponseStatus
         var contentType: String
         var body: String
+        /// Added to the response head (e.g. a 405's `Allow`).
+        var headers: [(String, String)] = []
 
         static func text(_ status: HTTPResponseStatus, _ body: String) -> Response {
             Response(status: status, contentType: "text/plain; charset=utf-8", body: body + "\n")
@@ -41,6 +43,8 @@ struct AdminRoutes: Sendable {
     var errors: (@Sendable () -> RecentErrorsReport)? = nil
     /// The last reload's outcome for `/stats` (nil: not shown).
     var reloadStatus: (@Sendable () -> ReloadStatus)? = nil
+    /// `/summary`: what the admin page's overview shows (nil: 404).
+    var summary: (@Sendable () -> AdminSummary)? = nil
 
     func respond(
         method: HTTPMethod, path: String, query: [String: String], requestHost: String? = nil, on eventLoop: any EventLoop
@@ -107,12 +111,17 @@ struct AdminRoutes: Sendable {
             }.recover { error in
                 .text(.badGateway, "\(host): \(error)")
             }
-        case (_, "/healthz"), (_, "/stats"), (_, "/resolve"), (_, "/health/ips"), (_, "/metrics"), (_, "/"), (_, "/proxy.pac"), (_, "/reload"), (_, "/audit"), (_, "/errors"):
-            return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET"))
-        case (_, "/cache"):
-            return eventLoop.makeSucceededFuture(.text(.methodNotAllowed, "use GET, or DELETE /cache?host=NAME to purge"))
+        case (.GET, "/summary"):
+            guard let summary else { return eventLoop.makeSucceededFuture(.text(.notFound, "no summary here")) }
+            return eventLoop.makeSucceededFuture(.json(summary()))
         default:
-            return eventLoop.makeSucceededFuture(.text(.notFound, "not found: \(path.prefix(100)) (try /, /healthz, /metrics, /stats, /cache, /resolve?host=, /health/ips, /audit, /errors, /proxy.pac)"))
+            // One list (`AdminEndpoint.all`) says which paths exist and what they take.
+            guard let endpoint = AdminEndpoint.named(path) else {
+                return eventLoop.makeSucceededFuture(.text(.notFound, AdminEndpoint.notFound(path)))
+            }
+            var response = Response.text(.methodNotAllowed, endpoint.methodNotAllowed)
+            response.headers.append(("Allow", endpoint.allow))
+            return eventLoop.makeSucceededFuture(response)
         }
     }
 

@@ -8,8 +8,8 @@ import ProxyConfig
 import ServiceLifecycle
 import Synchronization
 
-/// The admin listener (loopback by default): the live page at `/`, `/healthz`, `/stats`, `/cache`,
-/// `/resolve?host=`, `/health/ips`, `/audit`, `/errors`, `/proxy.pac`.
+/// The admin listener (loopback by default): the live page at `/` and the endpoints of
+/// `AdminEndpoint.all` (`/summary`, `/healthz`, `/metrics`, `/stats`, `/errors`, `/cache`, …).
 public final class AdminServer: Service, Sendable {
     private let host: String
     private let port: Int
@@ -44,7 +44,8 @@ public final class AdminServer: Service, Sendable {
         audit: (@Sendable () -> SystemDNSAuditReport)? = nil,
         network: (@Sendable () -> NetworkChangeStats)? = nil,
         errors: (@Sendable () -> RecentErrorsReport)? = nil,
-        reloadStatus: (@Sendable () -> ReloadStatus)? = nil
+        reloadStatus: (@Sendable () -> ReloadStatus)? = nil,
+        summary: (@Sendable () -> AdminSummary)? = nil
     ) {
         self.allowedClients = allowedClients
         self.headerTimeout = headerTimeout
@@ -57,7 +58,7 @@ public final class AdminServer: Service, Sendable {
         self.routes = AdminRoutes(
             resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining, access: access, metricsText: metricsText,
             pac: pac, retirePooled: retirePooled, reload: reload, audit: audit, network: network, errors: errors,
-            reloadStatus: reloadStatus
+            reloadStatus: reloadStatus, summary: summary
         )
     }
 

@@ -62,6 +62,31 @@ struct AdminSummaryTests {
         print("/summary: \(byClass), latency \(latency), connections \(connections)")
     }
 
+    /// An open tunnel is among the open connections and shown as one; closed, it counts as a 2xx.
+    @Test func openTunnelsAreShownAgainstTheConnectionLimit() throws {
+        let echo = try TCPEchoServer()
+        defer { echo.stop() }
+        let proxy = try ProxyProcess.launch(ConnectTunnelTests.tunnelArguments(port: echo.port) + ["--max-connections", "9"])
+        defer { proxy.stop() }
+        let client = try RawClient(port: proxy.port)
+        try client.send("CONNECT \(echo.authority) HTTP/1.1\r\nHost: \(echo.authority)\r\n\r\n")
+        #expect(try client.readHead().statusCode == 200)
+        let open = try #require(try Self.summary(proxy)["connections"] as? [String: Any])
+        #expect(open["tunnels"] as? Int == 1 && open["open"] as? Int == 1 && open["max"] as? Int == 9, "\(open)")
+        client.close()
+        let deadline = ContinuousClock.now + .seconds(5)
+        var after: [String: Any] = [:]
+        repeat {
+            after = try Self.summary(proxy)
+            if (after["connections"] as? [String: Any])?["tunnels"] as? Int == 0 { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        } while ContinuousClock.now < deadline
+        let connections = try #require(after["connections"] as? [String: Any])
+        #expect(connections["tunnels"] as? Int == 0 && connections["open"] as? Int == 0, "\(after)")
+        #expect((after["requests"] as? [String: Any])?["byClass"] as? [String: Int] == ["2xx": 1, "3xx": 0, "4xx": 0, "5xx": 0], "\(after)")
+        #expect((after["latency"] as? [String: Any])?["count"] as? Int == 0, "a tunnel's lifetime is no request time: \(after)")
+    }
+
     @Test func getReloadIsRefusedWithAllowPost() throws {
         let proxy = try ProxyProcess.launch()
         defer { proxy.stop() }

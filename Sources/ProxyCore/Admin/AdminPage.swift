@@ -24,6 +24,7 @@ enum AdminPage {
         th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #e4e7ec; vertical-align: top; }
         th { font-weight: 600; color: #4a5263; font-size: 12px; }
         td.num { text-align: right; font-variant-numeric: tabular-nums; }
+        #status-classes th, #latency th { text-align: right; }
         .muted { color: #7a8294; }
         .ok { color: #18794e; } .bad { color: #c0392b; } .warn { color: #b7791f; }
         .figures { display: flex; gap: 32px; align-items: center; flex-wrap: wrap; }

@@ -98,8 +98,8 @@ final class ProxyEnvironment: Sendable {
     func finished(_ record: AccessLogRecord) {
         accessLog.write(record)
         metrics?.finished(record)
-        traffic.add(record)
         if record.errorReason != nil { recentErrors.record(record) }
+        traffic.add(record)
     }
 
     var isDraining: Bool { draining.load(ordering: .relaxed) }

@@ -9,7 +9,7 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
     ///
     /// Explicit on purpose: a generic mirror would print the secrets. A test
     /// checks that every stored property is listed here.
-    var displayFields: [(name: String, value: String)] {
+    public var displayFields: [(name: String, value: String)] {
         func text<T>(_ value: T?) -> String { value.map { "\($0)" } ?? "nil" }
         func list<T>(_ values: [T]) -> String { "[" + values.map { "\($0)" }.joined(separator: ", ") + "]" }
         func duration(_ value: TimeAmount) -> String { value.configDescription }

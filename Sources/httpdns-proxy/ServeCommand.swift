@@ -105,7 +105,8 @@ struct ServeCommand: AsyncParsableCommand {
                     audit: auditReport,
                     network: { networkRecorder.snapshot },
                     errors: { proxy.recentErrors },
-                    reloadStatus: { reloader.status }
+                    reloadStatus: { reloader.status },
+                    summary: { proxy.summary(version: BuildInfo.version) }
                 )
             )
         }

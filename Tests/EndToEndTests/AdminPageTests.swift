@@ -55,6 +55,50 @@ struct AdminPageTests {
         }
     }
 
+    /// Traffic made before the page is loaded (a 200, a 404 from the origin, a 502): the overview
+    /// shows it from `/summary`, with the version, the uptime, the limits and the percentiles, and
+    /// the server-kept error history names the host that failed.
+    @Test(.enabled(if: ExternalTool.shouldRun("chromium (apt-get install chromium)", present: ExternalTool.chromium != nil)))
+    func theOverviewShowsWhatHappenedBeforeThePageOpened() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let proxy = try ProxyProcess.launch(["--allow-destination", "127.0.0.0/8", "--max-connections", "77", "--max-connections-per-client", "33"])
+        defer { proxy.stop() }
+        let closed = try AdminSummaryTests.makeTraffic(proxy, origin: origin)
+
+        let dom = try HeadlessChromium.dumpDOM("http://127.0.0.1:\(proxy.adminPort)/")
+        func cell(_ attribute: String) throws -> String {
+            let element = try #require(Self.element(in: dom, from: "<td class=\"num\" \(attribute)>", to: "</td>"), "no \(attribute) in:\n\(dom.prefix(6000))")
+            return String(element.dropFirst("<td class=\"num\" \(attribute)>".count).dropLast("</td>".count))
+        }
+        #expect(try cell("data-class=\"2xx\"") == "1")
+        #expect(try cell("data-class=\"3xx\"") == "0")
+        #expect(try cell("data-class=\"4xx\"") == "1")
+        #expect(try cell("data-class=\"5xx\"") == "1")
+        #expect(try cell("data-class=\"total\"") == "3")
+        #expect(try cell("data-p=\"count\"") == "3")
+        for p in ["p50", "p90", "p99"] {
+            let text = try cell("data-p=\"\(p)\"")
+            #expect(text.hasSuffix(" ms") && Double(text.dropLast(3)).map { $0 > 0 } == true, "\(p): \(text)")
+        }
+        let version = try AdminSummaryTests.version()
+        func figure(_ id: String) throws -> String {
+            let open = "<b id=\"\(id)\">"
+            let element = try #require(Self.element(in: dom, from: open, to: "</b>"), "no #\(id)")
+            return String(element.dropFirst(open.count).dropLast("</b>".count))
+        }
+        let shown = try figure("version")
+        #expect(!shown.isEmpty && shown != "–" && version.contains(shown), "\(shown) vs --version \(version)")
+        let uptime = try figure("uptime")
+        #expect(uptime.hasSuffix(" s") && uptime.first?.isNumber == true, "\(uptime)")
+        #expect(try figure("connections").hasSuffix(" / 77"), "open connections against --max-connections")
+        #expect(Self.element(in: dom, from: "<span id=\"per-client\">", to: "</span>") == "<span id=\"per-client\">33</span>")
+        #expect(dom.contains("<tr data-setting=\"maxConnections\"><td>maxConnections</td><td>77</td></tr>"), "the configuration in force")
+        let error = try #require(Self.element(in: dom, from: "<tr data-error-kind=\"", to: "</tr>"), "no error row")
+        #expect(error.contains("GET 127.0.0.1:\(closed)") && error.contains("<td class=\"num status\">502</td>"), "\(error)")
+        print("overview: 2xx/4xx/5xx = 1/1/1, \(shown), \(uptime)")
+    }
+
     /// The text from `from` up to and including the next `to`.
     static func element(in text: String, from: String, to: String) -> String? {
         guard let start = text.range(of: from), let end = text.range(of: to, range: start.upperBound..<text.endIndex) else { return nil }

@@ -1,6 +1,6 @@
 /// The live admin page served at `/`: one self-contained HTML document (inline CSS and script, no
-/// external assets, works offline). Every 2 s its script reads `/stats`, `/cache`, `/health/ips`, `/audit`,
-/// `/errors` and `/metrics` from the same listener and redraws. Data goes into the DOM as text only
+/// external assets, works offline). Every 2 s its script reads `/summary`, `/stats`, `/cache`, `/health/ips`,
+/// `/audit`, `/errors` and `/metrics` from the same listener and redraws. Data goes into the DOM as text only
 /// (`textContent`), never as markup: domain names come from clients.
 enum AdminPage {
     static let contentType = "text/html; charset=utf-8"
@@ -24,6 +24,7 @@ enum AdminPage {
         th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #e4e7ec; vertical-align: top; }
         th { font-weight: 600; color: #4a5263; font-size: 12px; }
         td.num { text-align: right; font-variant-numeric: tabular-nums; }
+        #status-classes th, #latency th { text-align: right; }
         .muted { color: #7a8294; }
         .ok { color: #18794e; } .bad { color: #c0392b; } .warn { color: #b7791f; }
         .figures { display: flex; gap: 32px; align-items: center; flex-wrap: wrap; }
@@ -36,6 +37,7 @@ enum AdminPage {
         <body>
         <header><h1>httpdns-proxy</h1><span id="health">…</span><span class="muted">updated <span id="updated">never</span></span></header>
         <main>
+        \(overviewSection)
         <section id="traffic">
           <h2>Requests</h2>
           <div class="figures">
@@ -276,12 +278,14 @@ enum AdminPage {
           });
         }
 
+        \(overviewScript)
+
         var timer = null;
         function refresh(once) {
           var health = fetch("/healthz", { cache: "no-store" }).then(function (r) { return r.ok ? "ok" : "draining"; }, function () { return "unreachable"; });
           var metrics = fetch("/metrics", { cache: "no-store" }).then(function (r) { return r.ok ? r.text() : null; }, function () { return null; });
           var empty = function () { return {}; };
-          Promise.all([health, getJSON("/stats").catch(empty), getJSON("/cache").catch(empty), getJSON("/health/ips").catch(empty), metrics, getJSON("/audit").catch(empty), getJSON("/errors").catch(empty)])
+          Promise.all([health, getJSON("/stats").catch(empty), getJSON("/cache").catch(empty), getJSON("/health/ips").catch(empty), metrics, getJSON("/audit").catch(empty), getJSON("/errors").catch(empty), getJSON("/summary").catch(empty)])
             .then(function (r) {
               var h = document.getElementById("health");
               h.textContent = r[0];
@@ -291,6 +295,7 @@ enum AdminPage {
               renderMetrics(r[4]);
               renderAudit(r[5]);
               renderErrors(r[6]);
+              renderSummary(r[7]);
               document.getElementById("updated").textContent = new Date().toLocaleTimeString();
               document.body.setAttribute("data-refreshes", String(Number(document.body.getAttribute("data-refreshes") || 0) + 1));
             })

@@ -86,6 +86,7 @@ extension ClientConnectionHandler {
                 let env = self.env
                 let recorder = TunnelRecorder(record: record, started: started) { record in
                     env.metrics?.tunnels.decrement()
+                    env.traffic.tunnelClosed()
                     env.finished(record)
                 }
                 do {
@@ -99,6 +100,7 @@ extension ClientConnectionHandler {
                     )
                     // Balanced by the recorder's end, which runs only for an installed tunnel.
                     env.metrics?.tunnels.increment()
+                    env.traffic.tunnelOpened()
                 } catch {
                     upstreamChannel.close(promise: nil)
                     context.close(promise: nil)

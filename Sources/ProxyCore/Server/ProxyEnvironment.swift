@@ -26,6 +26,11 @@ final class ProxyEnvironment: Sendable {
     private let pools: [ObjectIdentifier: UpstreamPool]
     /// The last failed requests and tunnels (`/errors`, the admin page).
     let recentErrors = RecentErrors()
+    /// Status classes, bytes and request times since the start, and the open tunnels (`/summary`).
+    let traffic: TrafficRecorder
+    /// When the server was made (uptime in `/summary`).
+    let started = ContinuousClock.now
+    let startedAt = Timestamp.iso8601Now()
     /// Read on every request by every event loop: an atomic load, not a lock (whose write would
     /// bounce its cache line between the loops).
     private let draining = Atomic<Bool>(false)
@@ -54,6 +59,7 @@ final class ProxyEnvironment: Sendable {
             )
         }
         self.pools = pools
+        self.traffic = TrafficRecorder(eventLoops: eventLoops)
     }
 
     /// The configuration in force now (a reload replaces it for new requests).
@@ -93,6 +99,7 @@ final class ProxyEnvironment: Sendable {
         accessLog.write(record)
         metrics?.finished(record)
         if record.errorReason != nil { recentErrors.record(record) }
+        traffic.add(record)
     }
 
     var isDraining: Bool { draining.load(ordering: .relaxed) }

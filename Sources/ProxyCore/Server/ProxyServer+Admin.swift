@@ -23,6 +23,21 @@ extension ProxyServer {
         env.recentErrors.report
     }
 
+    /// `/summary`: version, uptime, the configuration in force (secrets redacted), connections
+    /// against their limits, and the traffic since the start.
+    public func summary(version: String) -> AdminSummary {
+        let access = accessStats
+        let tally = env.traffic.total
+        let uptime = ContinuousClock.now - env.started
+        return AdminSummary(
+            version: version, startedAt: env.startedAt, uptimeSeconds: Int(uptime.components.seconds),
+            connections: .init(
+                open: access.openConnections, max: access.maxConnections, maxPerClient: access.maxConnectionsPerClient,
+                tunnels: env.traffic.openTunnels),
+            requests: AdminSummary.requests(tally), latency: AdminSummary.latency(tally.latency),
+            configuration: env.configuration.displayFields.map { AdminSummary.Setting(name: $0.name, value: $0.value) })
+    }
+
     /// The settings `/proxy.pac` is made from.
     public var pacSettings: PACSettings {
         PACSettings(

@@ -16,6 +16,7 @@ extension ConfigOption {
         "allowDestinations": allowDestination,
         "viaPseudonym": via,
         "configFile": config,
+        "systemDNSDomains": systemDNSDomain,
     ]
 
     /// Fields set by several options, each compared on its own part.

@@ -346,6 +346,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         var record = record
         record.bytesDown = body.readableBytes
+        // Recorded before the answer goes out: a client that sends its next request on another
+        // connection (another event loop) as soon as it reads this one must find this one first
+        // in the access log and /errors.
+        env.finished(record)
         if keepAlive {
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
@@ -355,7 +359,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         } else {
             writeAndClose(head, body: body, context: context)
         }
-        env.finished(record)
         logger.debug("request failed", metadata: ["status": "\(error.status.code)", "error": "\(error.shortDescription)"])
     }
 

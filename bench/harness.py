@@ -31,7 +31,7 @@ PROXIES = ["tinyproxy", "squid", "nginx-proxy", "httpdns-proxy"]
 # path a user could pick; it has no CONNECT, so tunnel scenarios leave it out.
 HTTP_ONLY = {"nginx-proxy"}
 SCENARIOS = ["keepalive", "light", "tunnel", "idle", "resolver", "footprint"]
-OPTIONAL_SCENARIOS = ["ceiling"]
+OPTIONAL_SCENARIOS = ["ceiling", "pinned"]
 RELAYS = [("relay-copy-64k", "copy", 65536), ("relay-copy-1m", "copy", 1 << 20),
           ("relay-splice-1m", "splice", 1 << 20)]
 GiB = 1 << 30
@@ -596,6 +596,21 @@ Allow 127.0.0.1
                out["kib_per_tunnel_after_burst"] or 0, self.args.burst, burst["failed"]))
         return out
 
+    def pinned(self):
+        """bench/pinned.py: CPU per 1 KiB request on one kept-alive connection, origin, proxy and
+        client pinned to one core, and system calls per request, httpdns-proxy beside nginx-proxy."""
+        out = self.workdir / "pinned.json"
+        log("pinned: one connection, one core, %d rounds of %d s" % (self.args.rounds, self.args.duration))
+        self.run([sys.executable, str(BENCH_DIR / "pinned.py"), "--bin", "httpdns-proxy=%s" % self.args.proxy_bin,
+                  "--rounds", str(max(3, self.args.rounds)), "--duration", str(min(5, self.args.duration)),
+                  "--access-log", self.args.access_log, "--out", str(out)], timeout=1200)
+        doc = json.loads(out.read_text())
+        result = {}
+        for name, runs in doc["per_request_us"].items():
+            result[name] = {"cpu_us_per_request": statistics.median(runs), "runs": runs,
+                            "syscalls_per_request": doc["syscalls"][name]["per_request"]}
+        return result
+
     def ceiling(self):
         """1 GiB through minimal relays (bench/relay.py) next to direct and httpdns-proxy."""
         names = ["direct"] + [r[0] for r in RELAYS]
@@ -796,6 +811,8 @@ Allow 127.0.0.1
                         self.stop_proxy(target)
         if "ceiling" in a.scenarios:
             self.ceiling()
+        if "pinned" in a.scenarios:
+            self.results["pinned"] = self.pinned()
         if "idle" in a.scenarios:
             for target in targets:
                 if target == "direct" or target in HTTP_ONLY:
@@ -1123,6 +1140,17 @@ def markdown(results, meta, targets_eval):
             lines.append("httpdns-proxy binary: %.1f MiB as built, %s stripped."
                          % (f["binary_bytes"] / 2**20, "%.1f MiB" % (f["stripped_bytes"] / 2**20)
                             if "stripped_bytes" in f else "— MiB"))
+    pinned = results.get("pinned")
+    if pinned:
+        lines.append("")
+        lines.append("One kept-alive connection, origin, proxy and client pinned to one core (bench/pinned.py):")
+        lines.append("")
+        lines.append("| target | CPU µs per 1 KiB request (median) | ÷ nginx-proxy | syscalls per request |")
+        lines.append("| --- | --- | --- | --- |")
+        anchor = pinned.get("nginx-proxy", {}).get("cpu_us_per_request")
+        for name, v in pinned.items():
+            lines.append("| %s | %.2f | %s | %.2f |" % (name, v["cpu_us_per_request"], ratio(v["cpu_us_per_request"], anchor),
+                                                    v["syscalls_per_request"]))
     ceiling = results.get("ceiling")
     if ceiling:
         lines.append("")

@@ -25,6 +25,11 @@ usage: bench/run.sh [options]
                             ceiling    1 GiB through minimal relays (bench/relay.py: 64 KiB
                                        and 1 MiB read/write, splice) next to direct and
                                        httpdns-proxy: what the tunnel path could reach
+                            pinned     CPU per 1 KiB request on one kept-alive connection,
+                                       origin, proxy and client pinned to one core, and
+                                       system calls per request (strace), httpdns-proxy
+                                       beside nginx-proxy (bench/pinned.py; for a before/
+                                       after of two binaries use bench/pinned.sh)
   --targets LIST          comma-separated: direct,tinyproxy,squid,nginx-proxy,httpdns-proxy
                           (default: all). nginx-proxy is nginx with 2 workers and an upstream
                           keep-alive pool: the anchor for HTTP figures (it has no CONNECT, so
@@ -110,7 +115,7 @@ done
 [ "$(uname -s)" = Linux ] || die "Linux only (reads /proc)"
 
 # ---------------------------------------------------------------- tools
-bench_require_tools nginx squid tinyproxy -- nginx wrk squid tinyproxy curl python3
+bench_require_tools nginx squid tinyproxy -- nginx wrk squid tinyproxy curl python3 strace
 if [[ ",$SCENARIOS," == *,profile,* ]]; then die "use --profile, not a profile scenario"; fi
 if [ -n "$PROFILE" ] && ! command -v perf >/dev/null 2>&1; then
   echo "bench/run.sh: perf not found; the profile will be skipped" >&2

@@ -27,17 +27,13 @@ import time
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+from harness import free_port, process_tree as tree  # noqa: E402  (the harness's /proc helpers)
 
 
 def log(msg):
     sys.stderr.write("[pinned %s] %s\n" % (time.strftime("%H:%M:%S"), msg))
     sys.stderr.flush()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_port(port, proc, deadline=20.0):
@@ -51,23 +47,6 @@ def wait_port(port, proc, deadline=20.0):
         except OSError:
             time.sleep(0.05)
     raise SystemExit("nothing listens on 127.0.0.1:%d" % port)
-
-
-def tree(pid):
-    children = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                ppid = int(Path("/proc/%s/stat" % entry).read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
 
 
 def cpu_ns(pid):

@@ -114,7 +114,7 @@ struct PressureTests {
         }.joined()
         // Sent from another thread: the proxy stops reading while its queue is full, so a large
         // batch only goes out as responses are read.
-        let sender = SendResult()
+        let sender = NetworkNamespace.LockedResult<Void>()
         let box = ClientBox(client)
         let thread = Thread { sender.set(Result { try box.client.send(requests) }) }
         thread.start()
@@ -234,23 +234,6 @@ struct PressureTests {
     struct ClientBox: @unchecked Sendable {
         let client: RawClient
         init(_ client: RawClient) { self.client = client }
-    }
-
-    final class SendResult: @unchecked Sendable {
-        private let condition = NSCondition()
-        private var value: Result<Void, any Error>?
-        func set(_ value: Result<Void, any Error>) {
-            condition.lock()
-            self.value = value
-            condition.broadcast()
-            condition.unlock()
-        }
-        func wait() -> Result<Void, any Error> {
-            condition.lock()
-            defer { condition.unlock() }
-            while value == nil { condition.wait() }
-            return value!
-        }
     }
 
     /// Lets a measurement window of wall time pass (the quantity measured is CPU time per

@@ -103,7 +103,8 @@ final class NetworkNamespace: @unchecked Sendable {
         return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
     }()
 
-    private final class LockedResult<T: Sendable>: @unchecked Sendable {
+    /// A result handed from one thread to another (also used by tests that send on a thread).
+    final class LockedResult<T: Sendable>: @unchecked Sendable {
         private let condition = NSCondition()
         private var value: Result<T, any Error>?
 

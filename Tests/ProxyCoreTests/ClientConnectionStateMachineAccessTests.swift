@@ -95,7 +95,7 @@ import Testing
         #expect(m.requestPart(.end(nil), now: at(2), draining: false) == .none, "queued meanwhile")
         #expect(m.nextQueuedPart() == nil, "queued parts wait for the verdict")
         #expect(m.credentialsChecked(.allowed(user: "alice"), now: at(2), draining: false)
-            == .connectUpstream(route, avoiding: [], allowPooled: true))
+            == .connectUpstream(route))
         #expect(m.current?.record.user == "alice")
         #expect(m.nextQueuedPart() == .end(nil), "the request's end follows the verdict")
     }
@@ -111,7 +111,7 @@ import Testing
         _ = m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"]), now: at(1))
         _ = m.upstreamEnd(nil, now: at(1))
         // The same field again: served at once, logged with the user.
-        #expect(m.requestPart(.head(withAlice), now: at(2), draining: false) == .connectUpstream(route, avoiding: [], allowPooled: true))
+        #expect(m.requestPart(.head(withAlice), now: at(2), draining: false) == .connectUpstream(route))
         #expect(m.current?.record.user == "alice")
         _ = m.requestPart(.end(nil), now: at(2), draining: false)
         _ = m.upstreamConnected(fresh, now: at(2))
@@ -254,7 +254,7 @@ import Testing
         var m = machine(auth: false)
         _ = m.activated(now: Self.t0, draining: false)
         #expect(m.requestPart(.head(head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField)])), now: at(1), draining: false)
-            == .connectUpstream(route, avoiding: [], allowPooled: true))
+            == .connectUpstream(route))
     }
 
     // MARK: bounded read-ahead
@@ -282,7 +282,7 @@ import Testing
     @Test func pipelinedRequestsBeyondTheQueueGet503AfterTheQueuedOnes() {
         var m = machine()
         _ = m.activated(now: Self.t0, draining: false)
-        #expect(m.requestPart(.head(head()), now: at(1), draining: false) == .connectUpstream(route, avoiding: [], allowPooled: true))
+        #expect(m.requestPart(.head(head()), now: at(1), draining: false) == .connectUpstream(route))
         _ = m.requestPart(.end(nil), now: at(1), draining: false)
         for _ in 0..<(Machine.maxQueuedRequests + 3) {
             _ = m.requestPart(.head(head()), now: at(1), draining: false)

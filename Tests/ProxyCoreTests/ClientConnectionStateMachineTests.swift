@@ -31,6 +31,9 @@ import Testing
 
     private var route: UpstreamRoute { UpstreamRoute(host: "a.test", port: 80, tls: nil) }
 
+    /// The address the exchange's upstream connection was dialed to, reported when it closes.
+    private let dialed = FailedAddress(address: try! SocketAddress(ipAddress: "192.0.2.1", port: 80), kind: .reset)
+
     private let fresh = UpstreamConnectInfo(pooled: false, dialedIP: "192.0.2.1", source: "httpdns", resolveMs: 1, connectMs: 2)
 
     private func response(_ status: HTTPResponseStatus, _ headers: [(String, String)] = [("Content-Length", "2")]) -> HTTPResponseHead {
@@ -40,7 +43,7 @@ import Testing
     /// A GET through to an attached upstream with its request complete.
     private func getInFlight(_ m: inout Machine) {
         _ = m.activated(now: Self.t0, draining: false)
-        #expect(m.requestPart(.head(head()), now: at(1), draining: false) == .connectUpstream(route, avoiding: [], allowPooled: true))
+        #expect(m.requestPart(.head(head()), now: at(1), draining: false) == .connectUpstream(route))
         #expect(m.requestPart(.end(nil), now: at(1), draining: false) == .none)
         guard case .sendRequest(_, let buffered, _) = m.upstreamConnected(fresh, now: at(1)) else {
             Issue.record("expected sendRequest")
@@ -213,7 +216,7 @@ import Testing
         _ = m.upstreamHead(response(.ok), now: at(2))
         _ = m.upstreamEnd(nil, now: at(2))
         #expect(m.nextQueuedPart() == .head(second))
-        #expect(m.handleQueued(.head(second), now: at(2), draining: false) == .connectUpstream(route, avoiding: [], allowPooled: true))
+        #expect(m.handleQueued(.head(second), now: at(2), draining: false) == .connectUpstream(route))
         #expect(m.nextQueuedPart() == .end(nil))
         #expect(m.handleQueued(.end(nil), now: at(2), draining: false) == .none)
         #expect(m.nextQueuedPart() == nil)
@@ -225,13 +228,13 @@ import Testing
     @Test func aBodilessGetIsRetriedOnceThenFails() {
         var m = machine()
         getInFlight(&m)
-        #expect(m.upstreamClosed(.closed, now: at(2)) == .retryUpstream(route, blameAddress: true))
+        #expect(m.upstreamClosed(.closed, dialed: dialed, now: at(2)) == .retryUpstream(route, blamed: dialed))
         guard case .sendRequest(_, let buffered, _) = m.upstreamConnected(fresh, now: at(2)) else {
             Issue.record("expected the request again")
             return
         }
         #expect(buffered == [.end(nil)])
-        guard case .upstreamFailed(blameAddress: true, then: .respondWithError(let error, _, true)) = m.upstreamClosed(.failed(reason: "reset"), now: at(3))
+        guard case .upstreamFailed(dialed, then: .respondWithError(let error, _, true)) = m.upstreamClosed(.failed(reason: "reset"), dialed: dialed, now: at(3))
         else {
             Issue.record("expected a 502 after the retry")
             return
@@ -246,7 +249,7 @@ import Testing
         _ = m.requestPart(.head(head()), now: at(1), draining: false)
         _ = m.requestPart(.end(nil), now: at(1), draining: false)
         _ = m.upstreamConnected(UpstreamConnectInfo(pooled: true), now: at(1))
-        #expect(m.upstreamClosed(.closed, now: at(2)) == .retryUpstream(route, blameAddress: false))
+        #expect(m.upstreamClosed(.closed, dialed: dialed, now: at(2)) == .retryUpstream(route, blamed: nil))
     }
 
     @Test func aPostIsNotRetried() {
@@ -256,7 +259,7 @@ import Testing
         _ = m.requestPart(.body(ByteBuffer(string: "x")), now: at(1), draining: false)
         _ = m.requestPart(.end(nil), now: at(1), draining: false)
         _ = m.upstreamConnected(fresh, now: at(1))
-        guard case .upstreamFailed(blameAddress: true, then: .respondWithError(let error, _, _)) = m.upstreamClosed(.closed, now: at(2)) else {
+        guard case .upstreamFailed(dialed, then: .respondWithError(let error, _, _)) = m.upstreamClosed(.closed, dialed: dialed, now: at(2)) else {
             Issue.record("expected 502")
             return
         }
@@ -266,7 +269,7 @@ import Testing
     @Test func anInvalidResponseIs502WithoutRetryOrBlame() {
         var m = machine()
         getInFlight(&m)
-        guard case .respondWithError(let error, _, _) = m.upstreamClosed(.invalidResponse(reason: "bad"), now: at(2)) else {
+        guard case .respondWithError(let error, _, _) = m.upstreamClosed(.invalidResponse(reason: "bad"), dialed: dialed, now: at(2)) else {
             Issue.record("expected 502")
             return
         }
@@ -277,7 +280,7 @@ import Testing
         var m = machine()
         getInFlight(&m)
         _ = m.upstreamHead(response(.ok, [("Content-Length", "10")]), now: at(2))
-        guard case .close(closeUpstream: true, _) = m.upstreamClosed(.closed, now: at(2)) else {
+        guard case .close(closeUpstream: true, _) = m.upstreamClosed(.closed, dialed: dialed, now: at(2)) else {
             Issue.record("expected an abrupt close")
             return
         }
@@ -466,11 +469,11 @@ import Testing
         _ = m.activated(now: Self.t0, draining: false)
         #expect(
             m.requestPart(.head(head(.GET, "ws://a.test/chat", [("Connection", "Upgrade"), ("Upgrade", "websocket")])), now: at(1), draining: false)
-                == .connectUpstream(route, avoiding: [], allowPooled: true)
+                == .connectUpstream(route)
         )
         var secure = machine()
         _ = secure.activated(now: Self.t0, draining: false)
-        guard case .connectUpstream(let tlsRoute, _, _) = secure.requestPart(.head(head(.GET, "wss://a.test/chat")), now: at(1), draining: false) else {
+        guard case .connectUpstream(let tlsRoute) = secure.requestPart(.head(head(.GET, "wss://a.test/chat")), now: at(1), draining: false) else {
             Issue.record("expected a connect")
             return
         }

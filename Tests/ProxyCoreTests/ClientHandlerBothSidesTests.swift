@@ -47,8 +47,8 @@ final class EmbeddedConnector: UpstreamConnecting, @unchecked Sendable {
         )
     }
 
-    func recordFailure(_ address: SocketAddress, error: (any Error)?) {
-        blamed.append(address.ipAddress ?? "?")
+    func recordFailure(_ failed: FailedAddress) {
+        blamed.append(failed.address.ipAddress ?? "?")
     }
 }
 

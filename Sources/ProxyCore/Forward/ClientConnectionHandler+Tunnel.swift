@@ -52,7 +52,7 @@ extension ClientConnectionHandler {
             upstream = nil
             connection.delegate = nil
             connection.startCollecting(expectingEnd: true)
-            context.write(wrapOutboundOut(.head(upgradeHead)), promise: nil)
+            writeResponse(.head(upgradeHead), context: context)
             context.flush()
             upgraded = connection
             upstreamChannel = channel

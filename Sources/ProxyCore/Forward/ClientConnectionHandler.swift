@@ -8,8 +8,8 @@ import NIOHTTP1
 /// timeouts — is the machine's; this class only does I/O.
 final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     let env: ProxyEnvironment
     let pool: UpstreamPool
@@ -23,9 +23,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     /// The upstream connection carrying the current exchange.
     var upstream: UpstreamHTTPConnection?
-    /// The upstream that just closed before answering (for the retry's back-off and avoidance).
-    private var closedUpstream: (address: SocketAddress?, error: (any Error)?)?
     var timer: Scheduled<Void>?
+    /// Serializes responses into the bytes the client reads (no HTTP encoder on the pipeline).
+    var responseWriter = HTTPMessageWriter()
     private lazy var onRequestBytes: () -> Void = { [weak self] in self?.requestStarted() }
     /// Completes when the last response's end has been written to the socket.
     private var lastResponseWrite: EventLoopFuture<Void>?
@@ -168,12 +168,12 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             break
         case .scheduleTimer(let deadline):
             schedule(deadline, context: context)
-        case .connectUpstream(let route, let avoiding, let allowPooled):
-            if allowPooled, let pooled = pool.take(route.poolKey) {
+        case .connectUpstream(let route):
+            if let pooled = pool.take(route.poolKey) {
                 env.metrics?.poolReuses.increment()
                 attach(pooled, info: UpstreamConnectInfo(pooled: true, dialedIP: pooled.dialedIP, writable: pooled.isWritable))
             } else {
-                connect(route, avoiding: avoiding, context: context)
+                connect(route, avoiding: [], context: context)
             }
         case .sendRequest(let head, let buffered, let deadline):
             upstream?.write(.head(head))
@@ -191,14 +191,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             if case .end = part { upstream?.flush() }
             if let deadline { schedule(deadline, context: context) }
         case .writeClient(let part, let deadline):
-            context.write(wrapOutboundOut(part), promise: nil)
+            writeResponse(part, context: context)
             if let deadline { schedule(deadline, context: context) }
         case .finishExchange(let trailers, let disposal, let log, let then):
             let endWritten = context.eventLoop.makePromise(of: Void.self)
-            context.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: endWritten)
+            writeResponse(.end(trailers), promise: endWritten, context: context)
+            context.flush()
             lastResponseWrite = endWritten.futureResult
-            exchangeDone(disposal, log: log, then: then, context: context)
-        case .exchangeDone(let disposal, let log, let then):
             exchangeDone(disposal, log: log, then: then, context: context)
         case .respondWithError(let error, let record, let closeUpstream):
             if closeUpstream { dispose(.close) }
@@ -216,15 +215,16 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             context.close(promise: nil)
         case .closeAfterLastWrite:
             closeAfterLastWrite(context: context)
-        case .retryUpstream(let route, let blame):
-            let failedIP = noteUpstreamFailure(blame: blame)
+        case .retryUpstream(let route, let blamed):
+            let failedIP = blamed?.address.ipAddress
+            if let blamed { env.connector.recordFailure(blamed) }
             logger.debug(
                 "upstream closed before answering; retrying on a new connection",
                 metadata: ["proxy.host": "\(route.host)", "upstream.ip": "\(failedIP ?? "?")"]
             )
             connect(route, avoiding: failedIP.map { [$0] } ?? [], context: context)
-        case .upstreamFailed(let blame, let then):
-            _ = noteUpstreamFailure(blame: blame)
+        case .upstreamFailed(let blamed, let then):
+            env.connector.recordFailure(blamed)
             run(then)
         case .connectTunnel(let target):
             connectTunnel(target, context: context)
@@ -315,15 +315,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
     }
 
-    /// Feeds the failed address to the health table when the machine blames it; returns its IP.
-    private func noteUpstreamFailure(blame: Bool) -> String? {
-        guard let failed = closedUpstream else { return nil }
-        closedUpstream = nil
-        guard blame, let address = failed.address else { return nil }
-        env.connector.recordFailure(address, error: failed.error)
-        return address.ipAddress
-    }
-
     /// Writes a short text error response, logs it, and closes the connection after the write
     /// unless `keepAlive` (a 407 the client may answer on the same connection).
     private func respond(_ error: ProxyError, record: AccessLogRecord, keepAlive: Bool = false, context: ChannelHandlerContext) {
@@ -351,10 +342,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         // in the access log and /errors.
         env.finished(record)
         if keepAlive {
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+            writeResponse(.head(head), context: context)
             let written = context.eventLoop.makePromise(of: Void.self)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+            writeResponse(.body(.byteBuffer(body)), promise: written, context: context)
+            context.flush()
             lastResponseWrite = written.futureResult
         } else {
             writeAndClose(head, body: body, context: context)
@@ -377,10 +368,37 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     private func writeAndClose(_ head: HTTPResponseHead, body: ByteBuffer, context: ChannelHandlerContext) {
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+        writeResponse(.head(head), context: context)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        writeResponse(.body(.byteBuffer(body)), promise: written, context: context)
+        context.flush()
+        written.futureResult.assumeIsolated().whenComplete { _ in
             context.close(promise: nil)
+        }
+    }
+
+    /// Writes one part of a response as bytes. `promise` completes when the part's last bytes
+    /// are written (with an empty write when the part has none, so that it completes in order).
+    func writeResponse(_ part: HTTPServerResponsePart, promise: EventLoopPromise<Void>? = nil, context: ChannelHandlerContext) {
+        let allocator = context.channel.allocator
+        var last: ByteBuffer?
+        switch part {
+        case .head(let head):
+            last = responseWriter.head(head, allocator: allocator)
+        case .body(.byteBuffer(let buffer)):
+            responseWriter.body(buffer, allocator: allocator) { bytes in
+                if let pending = last { context.write(wrapOutboundOut(pending), promise: nil) }
+                last = bytes
+            }
+        case .body(.fileRegion):
+            preconditionFailure("the proxy never writes file regions")
+        case .end(let trailers):
+            last = responseWriter.end(trailers, allocator: allocator)
+        }
+        if let last {
+            context.write(wrapOutboundOut(last), promise: promise)
+        } else if let promise {
+            context.write(wrapOutboundOut(allocator.buffer(capacity: 0)), promise: promise)
         }
     }
 
@@ -450,18 +468,14 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
     }
 
-    /// The handlers of an upstream HTTP/1.1 connection. The proxy frames requests itself (the
-    /// encoder must not add framing headers); the decoder refuses bytes nobody asked for.
+    /// The handlers of an upstream HTTP/1.1 connection: NIO's response decoder (which refuses bytes
+    /// nobody asked for) and the connection, which serializes requests itself.
     static func configureUpstreamPipeline(_ channel: any Channel, key: PoolKey) throws {
         let sync = channel.pipeline.syncOperations
-        var encoderConfiguration = HTTPRequestEncoder.Configuration()
-        encoderConfiguration.automaticallySetFramingHeaders = false
-        let responseState = UpstreamResponseState()
-        let encoder = HTTPRequestEncoder(configuration: encoderConfiguration)
-        let decoder = ByteToMessageHandler(UpstreamResponseDecoder(state: responseState))
-        let connection = UpstreamHTTPConnection(key: key, responseState: responseState)
-        connection.codecHandlers = (encoder, decoder)
-        try sync.addHandler(encoder)
+        let responseDecoder = UpstreamResponseDecoder()
+        let decoder = ByteToMessageHandler(responseDecoder)
+        let connection = UpstreamHTTPConnection(key: key, responseDecoder: responseDecoder)
+        connection.decoderHandler = decoder
         try sync.addHandler(decoder)
         try sync.addHandler(connection)
     }
@@ -508,7 +522,7 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
     func upstreamClosed(_ connection: UpstreamHTTPConnection, error: (any Error)?) {
         guard connection === upstream else { return }
         upstream = nil
-        closedUpstream = (connection.dialedAddress, error)
+        let dialed = connection.dialedAddress.map { FailedAddress(address: $0, kind: UpstreamFailureKind(connectionError: error)) }
         let reason: UpstreamCloseReason
         if let error, let invalid = RequestParseFailure.invalidResponseReason(error) {
             reason = .invalidResponse(reason: invalid)
@@ -517,7 +531,7 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
         } else {
             reason = .closed
         }
-        run(machine.upstreamClosed(reason, now: now))
+        run(machine.upstreamClosed(reason, dialed: dialed, now: now))
     }
 }
 

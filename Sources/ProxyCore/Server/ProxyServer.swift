@@ -147,17 +147,15 @@ public final class ProxyServer: Service, Sendable {
     /// True once shutdown began (the admin health check reports it).
     public var isDraining: Bool { env.isDraining }
 
-    /// The handlers of an accepted client connection. We frame responses ourselves (the encoder must
-    /// not add framing headers) and keep bytes after a CONNECT or upgrade head for the tunnel.
+    /// The handlers of an accepted client connection: the activity observer (read-ahead gate), NIO's
+    /// request decoder (which keeps bytes after a CONNECT or upgrade head for the tunnel), and the
+    /// connection's handler, which serializes responses itself.
     static func configureClientPipeline(
         _ channel: any Channel, env: ProxyEnvironment, admission: ClientAdmission.Verdict = .admitted
     ) throws {
         let sync = channel.pipeline.syncOperations
         let observer = ClientActivityObserver()
-        var encoderConfiguration = HTTPResponseEncoder.Configuration()
-        encoderConfiguration.automaticallySetFramingHeaders = false
         try sync.addHandler(observer)
-        let encoder = HTTPResponseEncoder(configuration: encoderConfiguration)
         let decoder = ByteToMessageHandler(
             HTTPRequestDecoder(
                 leftOverBytesStrategy: .forwardBytes,
@@ -165,14 +163,13 @@ public final class ProxyServer: Service, Sendable {
                 limitConfiguration: MessageFraming.requestDecoderLimits
             )
         )
-        try sync.addHandler(encoder)
         try sync.addHandler(decoder)
         try sync.addHandler(
             ClientConnectionHandler(
                 env: env,
                 pool: env.pool(for: channel.eventLoop),
                 observer: observer,
-                codec: TunnelSwitch.ClientCodec(encoder: encoder, decoder: decoder),
+                codec: TunnelSwitch.ClientCodec(decoder: decoder),
                 admission: admission
             )
         )

@@ -8,9 +8,9 @@ import NIOHTTP1
 /// upstream glue directly: replayed from the head of the upstream pipeline they would pass through
 /// `OpenSSLClientHandler` again, as if they were ciphertext.
 struct TunnelSwitch {
-    /// The client channel's HTTP codec handlers, removed by reference.
+    /// The client channel's HTTP decoder, removed by reference (responses are serialized by
+    /// `ClientConnectionHandler` itself).
     struct ClientCodec {
-        var encoder: HTTPResponseEncoder
         var decoder: ByteToMessageHandler<HTTPRequestDecoder>
     }
 
@@ -22,18 +22,16 @@ struct TunnelSwitch {
     static let readAllocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 512 * 1024)
     static let readsPerTurn: UInt = 2
 
-    /// Removes the HTTP handlers: the client's codec, and the upstream's (after an upgrade).
+    /// Removes the HTTP decoders: the client's, and the upstream's (after an upgrade).
     static func removeHTTPHandlers(
         client: ChannelPipeline.SynchronousOperations,
         codec: ClientCodec,
         upstream: UpstreamHTTPConnection?,
         on eventLoop: any EventLoop
     ) -> EventLoopFuture<Void> {
-        var removals = [client.removeHandler(codec.encoder), client.removeHandler(codec.decoder)]
-        if let upstream, let codecHandlers = upstream.codecHandlers, let channel = upstream.channel {
-            let sync = channel.pipeline.syncOperations
-            removals.append(sync.removeHandler(codecHandlers.encoder))
-            removals.append(sync.removeHandler(codecHandlers.decoder))
+        var removals = [client.removeHandler(codec.decoder)]
+        if let upstream, let decoder = upstream.decoderHandler, let channel = upstream.channel {
+            removals.append(channel.pipeline.syncOperations.removeHandler(decoder))
         }
         return EventLoopFuture.andAllSucceed(removals, on: eventLoop)
     }

@@ -15,11 +15,11 @@ protocol UpstreamConnecting: Sendable {
     ) -> EventLoopFuture<ConnectedUpstream>
 
     /// Learns that `address` failed (back-off for later dials).
-    func recordFailure(_ address: SocketAddress, error: (any Error)?)
+    func recordFailure(_ failed: FailedAddress)
 }
 
 extension UpstreamConnector: UpstreamConnecting {
-    func recordFailure(_ address: SocketAddress, error: (any Error)?) {
-        health?.recordFailure(address, kind: UpstreamFailureKind(connectionError: error))
+    func recordFailure(_ failed: FailedAddress) {
+        health?.recordFailure(failed.address, kind: failed.kind)
     }
 }

@@ -21,14 +21,16 @@ struct PoolKey: Hashable {
 /// client exchange while busy; reads are gated by the client's writability (backpressure).
 final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
-    typealias OutboundIn = HTTPClientRequestPart
-    typealias OutboundOut = HTTPClientRequestPart
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     let key: PoolKey
     /// Creation order across the process: a purge retires every connection created before it.
     let serial: UInt64 = UpstreamHTTPConnection.nextSerial()
-    /// Shared with this connection's `UpstreamResponseDecoder`.
-    let responseState: UpstreamResponseState
+    /// The decoder in front of this handler: told when a request goes out and a response ends.
+    let responseDecoder: UpstreamResponseDecoder
+    /// Serializes requests into bytes (no HTTP encoder on the pipeline).
+    private var requestWriter = HTTPMessageWriter()
     private(set) var context: ChannelHandlerContext?
     weak var delegate: (any UpstreamHTTPDelegate)?
     /// The pool holding this connection while it is idle.
@@ -48,17 +50,17 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     }
     /// `dialedAddress` as text, made once: every reuse from the pool logs it.
     private(set) var dialedIP: String?
-    /// The HTTP codec handlers in front of this one, removed by reference after an upgrade.
-    var codecHandlers: (encoder: HTTPRequestEncoder, decoder: ByteToMessageHandler<UpstreamResponseDecoder>)?
+    /// The HTTP decoder handler in front of this one, removed by reference after an upgrade.
+    var decoderHandler: ByteToMessageHandler<UpstreamResponseDecoder>?
 
     /// Inside a read from the origin: a connection released now goes to the pool only once the
     /// read is over, after the decoder has checked that nothing followed the response.
     private var inRead = false
     private var pendingRelease: UpstreamPool?
 
-    init(key: PoolKey, responseState: UpstreamResponseState = UpstreamResponseState()) {
+    init(key: PoolKey, responseDecoder: UpstreamResponseDecoder = UpstreamResponseDecoder()) {
         self.key = key
-        self.responseState = responseState
+        self.responseDecoder = responseDecoder
     }
 
     var channel: (any Channel)? { context?.channel }
@@ -76,7 +78,21 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     // MARK: writes from the exchange
 
     func write(_ part: HTTPClientRequestPart) {
-        context?.write(wrapOutboundOut(part), promise: nil)
+        guard let context else { return }
+        let allocator = context.channel.allocator
+        switch part {
+        case .head(let head):
+            responseDecoder.requestSent(head)
+            context.write(wrapOutboundOut(requestWriter.head(head, allocator: allocator)), promise: nil)
+        case .body(.byteBuffer(let buffer)):
+            requestWriter.body(buffer, allocator: allocator) { context.write(wrapOutboundOut($0), promise: nil) }
+        case .body(.fileRegion):
+            preconditionFailure("the proxy never writes file regions")
+        case .end(let trailers):
+            if let bytes = requestWriter.end(trailers, allocator: allocator) {
+                context.write(wrapOutboundOut(bytes), promise: nil)
+            }
+        }
     }
 
     func flush() {
@@ -112,7 +128,7 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     /// Stop interpreting inbound data: everything from now on is raw tunnel bytes kept for the glue.
     /// `expectingEnd`: the decoder still owes the `.end` of the 101 response, which is dropped.
     func startCollecting(expectingEnd: Bool) {
-        responseState.passthrough = true
+        responseDecoder.startPassthrough()
         collected = []
         awaitingEnd = expectingEnd
     }
@@ -135,7 +151,7 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
             return
         }
         let part = unwrapInboundIn(data)
-        if case .end = part { responseState.awaitingResponse = false }
+        if case .end = part { responseDecoder.responseEnded() }
         guard let delegate else {
             // An idle pooled connection must not receive anything: the origin broke framing.
             context.close(promise: nil)

@@ -1,17 +1,6 @@
 import NIOCore
 import NIOHTTP1
 
-/// Where an upstream connection stands between requests, shared by its decoder and its handler.
-final class UpstreamResponseState {
-    /// A request head went out and its final response has not ended yet.
-    var awaitingResponse = false
-    /// The connection switched protocols: what follows the 101 is tunnel bytes, not HTTP.
-    var passthrough = false
-}
-
-@available(*, unavailable)
-extension UpstreamResponseState: Sendable {}
-
 /// Why an upstream connection was closed for framing reasons.
 struct UpstreamFramingError: Error, CustomStringConvertible {
     var description: String
@@ -24,16 +13,18 @@ struct UpstreamFramingError: Error, CustomStringConvertible {
 /// request. Bytes that arrive while the connection is idle (pooled), or that follow the end of a
 /// response in the same read (a body longer than its Content-Length, a 204/304/HEAD response with
 /// a body), fail the decoder, which closes the connection: it is never reused with unread bytes
-/// that the next exchange would take for its response.
-final class UpstreamResponseDecoder: WriteObservingByteToMessageDecoder {
+/// that the next exchange would take for its response. Its connection tells it when a request
+/// goes out (the encoders are gone, so it no longer watches writes) and when a response ended.
+final class UpstreamResponseDecoder: ByteToMessageDecoder {
     typealias InboundOut = HTTPClientResponsePart
-    typealias OutboundIn = HTTPClientRequestPart
 
     private let inner: HTTPResponseDecoder
-    let state: UpstreamResponseState
+    /// A request head went out and its final response has not ended yet.
+    private(set) var awaitingResponse = false
+    /// The connection switched protocols: what follows the 101 is tunnel bytes, not HTTP.
+    private(set) var passthrough = false
 
-    init(state: UpstreamResponseState) {
-        self.state = state
+    init() {
         self.inner = HTTPResponseDecoder(
             leftOverBytesStrategy: .forwardBytes,
             informationalResponseStrategy: .forward,
@@ -41,9 +32,20 @@ final class UpstreamResponseDecoder: WriteObservingByteToMessageDecoder {
         )
     }
 
-    func write(data: HTTPClientRequestPart) {
-        if case .head = data { state.awaitingResponse = true }
-        inner.write(data: data)
+    /// A request head went out: its response is expected (and a HEAD's has no body).
+    func requestSent(_ head: HTTPRequestHead) {
+        awaitingResponse = true
+        inner.write(data: .head(head))
+    }
+
+    /// The final response's end was delivered.
+    func responseEnded() {
+        awaitingResponse = false
+    }
+
+    /// What follows is tunnel bytes.
+    func startPassthrough() {
+        passthrough = true
     }
 
     func decoderAdded(context: ChannelHandlerContext) {
@@ -55,9 +57,9 @@ final class UpstreamResponseDecoder: WriteObservingByteToMessageDecoder {
     }
 
     func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard state.awaitingResponse || state.passthrough else { throw UpstreamFramingError.bytesWithoutRequest }
+        guard awaitingResponse || passthrough else { throw UpstreamFramingError.bytesWithoutRequest }
         let result = try inner.decode(context: context, buffer: &buffer)
-        if buffer.readableBytes > 0 && !state.awaitingResponse && !state.passthrough {
+        if buffer.readableBytes > 0 && !awaitingResponse && !passthrough {
             throw UpstreamFramingError.bytesAfterResponse
         }
         return result

@@ -24,9 +24,8 @@ enum ClientConnectionAction: Equatable {
     case none
     /// Make sure the connection's single timer fires no later than this.
     case scheduleTimer(NIODeadline)
-    /// Find an upstream for the current exchange: the pool first when `allowPooled`, else a dial
-    /// through the connector, with `avoiding` tried last.
-    case connectUpstream(UpstreamRoute, avoiding: Set<String>, allowPooled: Bool)
+    /// Find an upstream for the current exchange: the pool first, else a dial through the connector.
+    case connectUpstream(UpstreamRoute)
     /// A connection was just attached: send the head and every buffered part (bodies and the
     /// end, never a head), flush.
     case sendRequest(HTTPRequestHead, buffered: [HTTPServerRequestPart], timer: NIODeadline?)
@@ -37,8 +36,6 @@ enum ClientConnectionAction: Equatable {
     /// The response's end: write it (tracking when it is on the wire), dispose of the upstream,
     /// log, then go on.
     case finishExchange(trailers: HTTPHeaders?, upstream: UpstreamDisposal, log: AccessLogRecord?, then: AfterExchange)
-    /// Both directions of the exchange were already written: dispose of the upstream, log, go on.
-    case exchangeDone(upstream: UpstreamDisposal, log: AccessLogRecord?, then: AfterExchange)
     /// Answer with an error (text body, `Connection: close`), log it, close after the write.
     case respondWithError(ProxyError, record: AccessLogRecord, closeUpstream: Bool)
     /// Check Basic proxy credentials (cached, or hashed off the event loop); the verdict comes
@@ -52,11 +49,11 @@ enum ClientConnectionAction: Equatable {
     case close(closeUpstream: Bool, log: AccessLogRecord?)
     /// Close once the last response's bytes are on the wire.
     case closeAfterLastWrite
-    /// The upstream connection closed before answering: note the address as failing when
-    /// `blameAddress`, then connect again (another address first).
-    case retryUpstream(UpstreamRoute, blameAddress: Bool)
-    /// The upstream failed: note the address as failing when `blameAddress`, then run `then`.
-    indirect case upstreamFailed(blameAddress: Bool, then: ClientConnectionAction)
+    /// The upstream connection closed before answering: note `blamed` as failing (when the
+    /// address is at fault), then dial again with it tried last (a fresh connection, not the pool).
+    case retryUpstream(UpstreamRoute, blamed: FailedAddress?)
+    /// The upstream failed: note `blamed` as failing, then run `then`.
+    indirect case upstreamFailed(blamed: FailedAddress, then: ClientConnectionAction)
     /// Dial a CONNECT target (plain TCP).
     case connectTunnel(RequestTarget)
     /// The CONNECT target answered: remove the HTTP handlers, say 200, glue the two channels.

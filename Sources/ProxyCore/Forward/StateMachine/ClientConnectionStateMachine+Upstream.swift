@@ -16,6 +16,13 @@ struct UpstreamConnectInfo: Equatable {
 }
 
 /// Why an upstream connection closed while it carried an exchange.
+/// An upstream address that failed and how: carried in by the close event, out by the retry or
+/// failure action, into the health table's back-off.
+struct FailedAddress: Equatable {
+    var address: SocketAddress
+    var kind: UpstreamFailureKind
+}
+
 enum UpstreamCloseReason: Equatable {
     /// The origin closed (FIN) with no error.
     case closed
@@ -146,8 +153,9 @@ extension ClientConnectionStateMachine {
         return .finishExchange(trailers: forwarded, upstream: disposal, log: log, then: .next(idleDeadline: deadline))
     }
 
-    /// The upstream connection of the current exchange closed.
-    mutating func upstreamClosed(_ reason: UpstreamCloseReason, now: NIODeadline) -> ClientConnectionAction {
+    /// The upstream connection of the current exchange closed; `dialed`: its address and the kind
+    /// of failure its error says (nil when unknown).
+    mutating func upstreamClosed(_ reason: UpstreamCloseReason, dialed: FailedAddress?, now: NIODeadline) -> ClientConnectionAction {
         guard var exchange = current, case .attached(let pooled) = exchange.upstream else { return .none }
         exchange.upstream = .none
         current!.upstream = .none
@@ -171,7 +179,7 @@ extension ClientConnectionStateMachine {
                 exchange.upstream = .connecting
                 if exchange.requestComplete { exchange.buffered = [.end(nil)] }
                 current = exchange
-                return .retryUpstream(exchange.route, blameAddress: blame)
+                return .retryUpstream(exchange.route, blamed: blame ? dialed : nil)
             }
         }
         var detail = ""
@@ -183,7 +191,8 @@ extension ClientConnectionStateMachine {
                 : "\(exchange.target.host) closed the connection without answering\(detail)"
         )
         let failure = failExchange(exchange, error, now: now)
-        return blame ? .upstreamFailed(blameAddress: true, then: failure) : failure
+        guard blame, let dialed else { return failure }
+        return .upstreamFailed(blamed: dialed, then: failure)
     }
 
     // MARK: - CONNECT

@@ -543,7 +543,7 @@ struct ClientConnectionStateMachine {
         exchangeNumber += 1
         state = .exchange
         current = ExchangeState(clientHead: head, target: target, route: route, request: rewritten, record: record, started: started)
-        return .connectUpstream(route, avoiding: [], allowPooled: true)
+        return .connectUpstream(route)
     }
 
     /// `started`: when the head arrived (before any credential check), for the logged durations.

@@ -9,6 +9,9 @@
 (b) System calls per request: strace -f -c attached to the proxy (all threads / worker
     processes) for a bounded run; total calls / requests. Exact up to the few calls of the
     attach itself.
+(c) With --mallocs: heap allocations per request of each httpdns-proxy binary, counted by
+    bench/malloc_count.c (LD_PRELOAD, counters in a shared file mapping read before and after a
+    bounded load; start-up is outside the difference). Exact for a given binary and load.
 
 Targets: one or two httpdns-proxy binaries (--bin NAME=PATH, repeatable: e.g. base=... head=...)
 and nginx as a keep-alive proxy (1 worker: the same single core). Started by bench/pinned.sh.
@@ -88,10 +91,10 @@ class Run:
         self.procs = []
         self.pin = ["taskset", "-c", str(args.core)]
 
-    def start(self, argv, name):
+    def start(self, argv, name, env=None):
         logf = open(self.workdir / ("%s.log" % name), "ab")
         proc = subprocess.Popen(self.pin + argv, stdout=logf, stderr=logf, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+                                start_new_session=True, env=env)
         self.procs.append(proc)
         return proc
 
@@ -121,6 +124,9 @@ class Run:
         return port
 
     def nginx_proxy(self, origin):
+        # Like for like: with --access-log on, nginx logs every request too (its default, unbuffered
+        # combined format: one write per request, as httpdns-proxy under this light load).
+        log = "        access_log %s;\n" % (self.workdir / "nginx-proxy-access.log") if self.args.access_log == "on" else ""
         d = self.workdir / "nginx-proxy"
         d.mkdir()
         os.chmod(d, 0o777)
@@ -129,20 +135,38 @@ class Run:
     server {{
         listen 127.0.0.1:{port};
         location / {{ proxy_pass http://o; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $http_host; }}
-    }}
+{log}    }}
 """))
         proc = self.start(["nginx", "-p", str(d), "-e", str(d / "error.log"), "-c", str(d / "nginx.conf")], "nginx-proxy")
         wait_port(port, proc)
         return proc, port
 
-    def httpdns_proxy(self, name, binary):
+    def malloc_counter(self):
+        """Builds bench/malloc_count.c once; returns (shared object, env for a counted process)."""
+        lib = self.workdir / "malloc_count.so"
+        if not lib.exists():
+            subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(lib), str(BENCH_DIR / "malloc_count.c")], check=True)
+        return lib
+
+    def mallocs(self, path, port, origin, seconds):
+        """Allocations per request: (calls of malloc+calloc+realloc+aligned, requests, split)."""
+        def read():
+            raw = path.read_bytes()[:32]
+            return [int.from_bytes(raw[i:i + 8], "little") for i in range(0, 32, 8)]
+        before = read()
+        result = self.wrk(port, origin, seconds)
+        after = read()
+        delta = [a - b for a, b in zip(after, before)]
+        return sum(delta), result["requests"], dict(zip(["malloc", "calloc", "realloc", "aligned"], delta))
+
+    def httpdns_proxy(self, name, binary, env=None):
         port = free_port()
         log_path = self.workdir / ("%s-access.log" % name)
         argv = [binary, "--listen", "127.0.0.1:%d" % port, "--admin-listen", "127.0.0.1:0",
                 "--provider", "system", "--threads", "1", "--allow-destination", "127.0.0.0/8",
                 "--network-monitor", "false", "--log-level", "warning",
                 "--access-log", str(log_path) if self.args.access_log == "on" else "off"]
-        proc = self.start(argv + self.args.proxy_arg, name)
+        proc = self.start(argv + self.args.proxy_arg, name, env=env)
         wait_port(port, proc)
         return proc, port
 
@@ -194,6 +218,7 @@ def main():
     ap.add_argument("--core", type=int, default=0)
     ap.add_argument("--access-log", choices=["on", "off"], default="on")
     ap.add_argument("--proxy-arg", action="append", default=[], help="extra httpdns-proxy argument (repeatable)")
+    ap.add_argument("--mallocs", action="store_true", help="also count heap allocations per request (glibc, gcc)")
     ap.add_argument("--out", default=str(BENCH_DIR / "out" / "pinned.json"))
     args = ap.parse_args()
     bins = [b.split("=", 1) for b in args.bin]
@@ -231,6 +256,19 @@ def main():
                              "top": {k: round(v / max(1, requests), 2) for k, v in top}}
             log("syscalls %-12s %.2f per request (%s)" % (name, sys_per[name]["per_request"],
                                                           ", ".join("%s %.2f" % kv for kv in sys_per[name]["top"].items())))
+        malloc_per = {}
+        if args.mallocs:
+            lib = run.malloc_counter()
+            for name, path in bins:
+                counters = workdir / ("%s.mallocs" % name)
+                env = dict(os.environ, LD_PRELOAD=str(lib), MALLOC_COUNT_FILE=str(counters))
+                proc, port = run.httpdns_proxy(name + "-mallocs", path, env=env)
+                run.wrk(port, origin, 1)  # warm up
+                calls, requests, split = run.mallocs(counters, port, origin, args.strace_duration)
+                malloc_per[name] = {"calls": calls, "requests": requests, "per_request": calls / max(1, requests),
+                                    "split": {k: round(v / max(1, requests), 2) for k, v in split.items()}}
+                log("mallocs  %-12s %.2f per request (%s)" % (name, malloc_per[name]["per_request"],
+                                                              ", ".join("%s %.2f" % kv for kv in malloc_per[name]["split"].items())))
     finally:
         run.stop_all()
     anchor = statistics.median(per_request["nginx-proxy"])
@@ -240,8 +278,10 @@ def main():
         med = statistics.median(per_request[name])
         print("| %s | %.2f | %.2f× | %s | %.2f |" % (name, med, med / anchor, ", ".join("%.2f" % v for v in per_request[name]),
                                                  sys_per[name]["per_request"]))
+    for name in malloc_per:
+        print("| %s | heap allocations per request: %.2f |" % (name, malloc_per[name]["per_request"]))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"per_request_us": per_request, "syscalls": sys_per,
+    Path(args.out).write_text(json.dumps({"per_request_us": per_request, "syscalls": sys_per, "mallocs": malloc_per,
                                           "args": {k: v for k, v in vars(args).items() if k != "out"}}, indent=2) + "\n")
 
 

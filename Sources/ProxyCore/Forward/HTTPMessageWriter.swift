@@ -10,6 +10,22 @@ import NIOHTTP1
 struct HTTPMessageWriter {
     /// Whether the message being written is chunked: decided once, from its head.
     private(set) var isChunked = false
+    /// The last head's buffer, kept to write the next head into: once the socket has written it,
+    /// this is its only reference and `clear()` reuses its storage (no allocation per head on a
+    /// kept-alive connection). Heads past `reusedCapacity` are not kept.
+    private var lastHead: ByteBuffer?
+    static let reusedCapacity = 4096
+
+    /// An empty buffer for a head: the last one's storage when nothing else holds it.
+    private mutating func headBuffer(capacity: Int, allocator: ByteBufferAllocator) -> ByteBuffer {
+        guard var buffer = lastHead.take() else { return allocator.buffer(capacity: capacity) }
+        buffer.clear(minimumCapacity: capacity)
+        return buffer
+    }
+
+    private mutating func keep(_ buffer: ByteBuffer) {
+        if buffer.capacity <= Self.reusedCapacity { lastHead = buffer }
+    }
 
     /// The response head as one buffer. A 1xx head (other than 101) is followed by another head
     /// and leaves the framing of the final response undecided.
@@ -18,7 +34,7 @@ struct HTTPMessageWriter {
         if !(100..<200).contains(code) || code == 101 {
             isChunked = Self.isChunked(head.headers, version: head.version)
         }
-        var buffer = allocator.buffer(capacity: Self.estimatedSize(of: head.headers, startLine: 32))
+        var buffer = headBuffer(capacity: Self.estimatedSize(of: head.headers, startLine: 32), allocator: allocator)
         buffer.writeVersion(head.version)
         buffer.writeInteger(UInt8(ascii: " "))
         buffer.writeString(String(code))
@@ -26,13 +42,14 @@ struct HTTPMessageWriter {
         buffer.writeString(head.status.reasonPhrase)
         buffer.writeStaticString("\r\n")
         buffer.writeHeaderLines(head.headers)
+        keep(buffer)
         return buffer
     }
 
     /// The request head as one buffer.
     mutating func head(_ head: HTTPRequestHead, allocator: ByteBufferAllocator) -> ByteBuffer {
         isChunked = Self.isChunked(head.headers, version: head.version)
-        var buffer = allocator.buffer(capacity: Self.estimatedSize(of: head.headers, startLine: head.uri.utf8.count + 24))
+        var buffer = headBuffer(capacity: Self.estimatedSize(of: head.headers, startLine: head.uri.utf8.count + 24), allocator: allocator)
         buffer.writeString(head.method.rawValue)
         buffer.writeInteger(UInt8(ascii: " "))
         buffer.writeString(head.uri)
@@ -40,6 +57,7 @@ struct HTTPMessageWriter {
         buffer.writeVersion(head.version)
         buffer.writeStaticString("\r\n")
         buffer.writeHeaderLines(head.headers)
+        keep(buffer)
         return buffer
     }
 

@@ -72,7 +72,7 @@ public final class AccessLogWriter: Sendable {
         if full {
             drain(buffer)
         } else if first {
-            loop.execute { self.drain(buffer) }
+            loop.execute(buffer.drainTask(self))
         }
     }
 
@@ -119,17 +119,18 @@ public final class AccessLogWriter: Sendable {
         return buffer
     }
 
+    fileprivate func drainNow(_ buffer: LineBuffer) { drain(buffer) }
+
     private func drain(_ buffer: LineBuffer) {
         guard let fd else { return }
         // Take the bytes out under the buffer's lock, write them under the file's: lines from
         // other loops wait for the file only, never for this loop's formatting.
-        let bytes: [UInt8] = buffer.lock.withLock {
-            let taken = buffer.bytes
-            buffer.bytes = []
-            buffer.bytes.reserveCapacity(4096)
-            return taken
-        }
+        var bytes: [UInt8] = buffer.lock.withLock { buffer.take() }
         guard !bytes.isEmpty else { return }
+        defer {
+            bytes.removeAll(keepingCapacity: true)
+            buffer.lock.withLockVoid { buffer.giveBack(bytes) }
+        }
         writeLock.withLockedValue { tornLine in
             // A failing destination (full disk, a non-blocking pipe that is full) drops lines
             // rather than stalling the proxy; a line cut off part-way is ended first, so the
@@ -148,6 +149,11 @@ public final class AccessLogWriter: Sendable {
 final class LineBuffer: @unchecked Sendable {
     let lock = NIOLock()
     var bytes: [UInt8] = []
+    /// The storage of the bytes last written, emptied: the next lines go into it (two arrays
+    /// take turns, so draining allocates nothing).
+    private var spare: [UInt8] = []
+    /// The end-of-tick drain, made once (a closure per scheduled drain would be an allocation).
+    private var drain: (@Sendable () -> Void)?
     var clock = TimestampCache()
     var combinedClock = CombinedTimestampCache()
     let format: AccessLogFormat
@@ -155,6 +161,32 @@ final class LineBuffer: @unchecked Sendable {
     init(format: AccessLogFormat = .json) {
         self.format = format
         bytes.reserveCapacity(4096)
+    }
+
+    /// Call with `lock` held: the pending bytes, replaced by the spare storage.
+    func take() -> [UInt8] {
+        let taken = bytes
+        bytes = spare
+        spare = []
+        if bytes.capacity < 4096 { bytes.reserveCapacity(4096) }
+        return taken
+    }
+
+    /// Call with `lock` held: storage whose bytes were written, for the next `take`.
+    func giveBack(_ emptied: [UInt8]) {
+        if spare.capacity == 0 && emptied.capacity <= AccessLogWriter.flushThreshold * 2 { spare = emptied }
+    }
+
+    /// The task that drains this buffer through `writer` (only ever one writer per buffer).
+    func drainTask(_ writer: AccessLogWriter) -> @Sendable () -> Void {
+        if let drain { return drain }
+        // Weak both ways: a writer that goes away flushes in its deinit; no cycle through here.
+        let made: @Sendable () -> Void = { [weak self, weak writer] in
+            guard let self, let writer else { return }
+            writer.drainNow(self)
+        }
+        drain = made
+        return made
     }
 
     /// Call with `lock` held.
@@ -214,7 +246,7 @@ public struct AccessLogError: Error, CustomStringConvertible {
 /// seconds is formatted once per second.
 struct TimestampCache {
     private var second: Int = -1
-    private var prefix: [UInt8] = []  // "2026-11-22T05:21:59."
+    private var text: [UInt8] = []  // "2026-11-22T05:21:59.123Z"
 
     mutating func stamp(_ ts: timespec) -> [UInt8] {
         let seconds = Int(ts.tv_sec)
@@ -236,15 +268,17 @@ struct TimestampCache {
             pad(tm.tm_hour, 2); out.append(UInt8(ascii: ":"))
             pad(tm.tm_min, 2); out.append(UInt8(ascii: ":"))
             pad(tm.tm_sec, 2); out.append(UInt8(ascii: "."))
-            prefix = out
+            out += [UInt8(ascii: "0"), UInt8(ascii: "0"), UInt8(ascii: "0"), UInt8(ascii: "Z")]
+            text = out
         }
+        // The milliseconds are written into the cached text in place: the copy returned last time
+        // is gone by now, so this allocates nothing.
         let ms = Int(ts.tv_nsec / 1_000_000)
-        var out = prefix
-        out.append(UInt8(ascii: "0") + UInt8(ms / 100))
-        out.append(UInt8(ascii: "0") + UInt8(ms / 10 % 10))
-        out.append(UInt8(ascii: "0") + UInt8(ms % 10))
-        out.append(UInt8(ascii: "Z"))
-        return out
+        let end = text.count - 1
+        text[end - 3] = UInt8(ascii: "0") + UInt8(ms / 100)
+        text[end - 2] = UInt8(ascii: "0") + UInt8(ms / 10 % 10)
+        text[end - 1] = UInt8(ascii: "0") + UInt8(ms % 10)
+        return text
     }
 }
 

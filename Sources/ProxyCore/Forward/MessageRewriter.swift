@@ -383,19 +383,24 @@ enum ASCII {
     /// Calls `body` with each element of a comma-separated list (RFC 9110 §5.6.1), trimmed of spaces
     /// and tabs and lowercased; empty elements are skipped.
     static func forEachListElement(_ value: String, _ body: (String) -> Void) {
-        for element in value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true) {
-            var start = element.startIndex
-            var end = element.endIndex
-            while start < end, element[start] == UInt8(ascii: " ") || element[start] == UInt8(ascii: "\t") {
-                element.formIndex(after: &start)
+        // Scanned in place: splitting would allocate an array of slices per field.
+        let utf8 = value.utf8
+        var index = utf8.startIndex
+        while index < utf8.endIndex {
+            var start = index
+            while index < utf8.endIndex, utf8[index] != UInt8(ascii: ",") { utf8.formIndex(after: &index) }
+            var end = index
+            if index < utf8.endIndex { utf8.formIndex(after: &index) }  // past the comma
+            while start < end, utf8[start] == UInt8(ascii: " ") || utf8[start] == UInt8(ascii: "\t") {
+                utf8.formIndex(after: &start)
             }
             while start < end {
-                let last = element.index(before: end)
-                guard element[last] == UInt8(ascii: " ") || element[last] == UInt8(ascii: "\t") else { break }
+                let last = utf8.index(before: end)
+                guard utf8[last] == UInt8(ascii: " ") || utf8[last] == UInt8(ascii: "\t") else { break }
                 end = last
             }
             guard start < end else { continue }
-            let trimmed = Substring(element[start..<end])
+            let trimmed = Substring(utf8[start..<end])
             body(trimmed.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } ? trimmed.lowercased() : String(trimmed))
         }
     }

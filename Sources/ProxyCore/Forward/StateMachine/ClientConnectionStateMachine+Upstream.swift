@@ -36,76 +36,80 @@ extension ClientConnectionStateMachine {
     /// Whether a connect issued for exchange `number` is still wanted (a connect can complete after
     /// its exchange failed or the client left; then the new channel is closed).
     func wantsUpstream(forExchange number: Int) -> Bool {
-        number == exchangeNumber && current?.upstream == .connecting
+        guard number == exchangeNumber, case .exchange(let exchange) = state else { return false }
+        return exchange.upstream == .connecting
     }
 
     /// An upstream connection is attached to the current exchange: send the request.
     mutating func upstreamConnected(_ info: UpstreamConnectInfo, now: NIODeadline) -> ClientConnectionAction {
-        guard current?.upstream == .connecting else { return .none }
-        current!.upstream = .attached(pooled: info.pooled)
+        guard var exchange = takeExchange() else { return Self.impossible("an upstream attached outside an exchange") }
+        defer { putBack(exchange) }
+        guard exchange.upstream == .connecting else { return Self.impossible("an upstream attached to an exchange that has one") }
+        exchange.upstream = .attached(pooled: info.pooled)
         upstreamWritable = info.writable
         if info.pooled {
-            current!.record.reused = true
-            current!.record.source = "pool"
-            current!.record.dialedIP = info.dialedIP
+            exchange.record.reused = true
+            exchange.record.source = "pool"
+            exchange.record.dialedIP = info.dialedIP
         } else {
-            current!.record.dialedIP = info.dialedIP
-            current!.record.source = info.source
-            current!.record.resolveMs = info.resolveMs
-            current!.record.connectMs = info.connectMs
-            current!.record.tlsMs = info.tlsMs
-            current!.record.tlsResumed = info.tlsResumed
+            exchange.record.dialedIP = info.dialedIP
+            exchange.record.source = info.source
+            exchange.record.resolveMs = info.resolveMs
+            exchange.record.connectMs = info.connectMs
+            exchange.record.tlsMs = info.tlsMs
+            exchange.record.tlsResumed = info.tlsResumed
         }
         // The parts that waited go out behind the head; the array moves into the action.
-        let buffered = current!.buffered
-        current!.buffered = []
-        return .sendRequest(current!.request.head, buffered: buffered, timer: touchUpstream(now: now))
+        let buffered = exchange.buffered
+        exchange.buffered = []
+        return .sendRequest(exchange.request.head, buffered: buffered, timer: touchUpstream(&exchange, now: now))
     }
 
     /// No upstream could be had for the current exchange.
     mutating func upstreamConnectFailed(_ error: ProxyError, now: NIODeadline) -> ClientConnectionAction {
-        guard let exchange = current, exchange.upstream == .connecting else { return .none }
+        guard case .exchange(let exchange) = state, exchange.upstream == .connecting else {
+            return Self.impossible("a connect failed for no connecting exchange")
+        }
         return failExchange(exchange, error, now: now)
     }
 
     /// A response head from the origin: interim (1xx), the final one, or the 101 of an upgrade.
     mutating func upstreamHead(_ head: HTTPResponseHead, now: NIODeadline) -> ClientConnectionAction {
-        // Fields are read in place (`current!.field`) on this per-response path: binding the
-        // whole exchange would copy it.
-        guard current != nil else { return .none }
+        guard var exchange = takeExchange() else { return Self.impossible("a response head outside an exchange") }
+        defer { putBack(exchange) }
         let code = head.status.code
         if (100..<200).contains(code) && code != 101 {
-            current!.responsePhase = .awaiting(sawBytes: true)
-            let timer = touchUpstream(now: now)
+            exchange.responsePhase = .awaiting(sawBytes: true)
+            let timer = touchUpstream(&exchange, now: now)
             // Interim responses (100 Continue, 103 Early Hints) go to HTTP/1.1 clients as they are.
-            guard current!.clientHead.version.minor >= 1 else { return timer.map { .scheduleTimer($0) } ?? .none }
+            guard exchange.clientHead.version.minor >= 1 else { return timer.map { .scheduleTimer($0) } ?? .none }
             var interim = HTTPResponseHead(version: .http1_1, status: head.status)
             for (name, value) in head.headers where !MessageRewriter.isHopByHop(name) {
                 interim.headers.add(name: name, value: value)
             }
             return .writeClient(.head(interim), timer: timer)
         }
-        let wantsUpgrade = current!.request.isUpgrade
+        let wantsUpgrade = exchange.request.isUpgrade
         let isUpgrade = wantsUpgrade && code == 101
         let response: MessageRewriter.RewrittenResponse
         do throws(ProxyError) {
             if code == 101 && !isUpgrade {
-                throw ProxyError(.invalidResponse, "\(current!.target.host) switched protocols (101) without being asked to")
+                throw ProxyError(.invalidResponse, "\(exchange.target.host) switched protocols (101) without being asked to")
             }
             response = try MessageRewriter.rewriteResponse(
                 head,
-                requestMethod: current!.clientHead.method,
-                clientVersion: current!.clientHead.version,
-                clientKeepAlive: current!.clientHead.isKeepAlive && !closeAfterExchange,
+                requestMethod: exchange.clientHead.method,
+                clientVersion: exchange.clientHead.version,
+                clientKeepAlive: exchange.clientHead.isKeepAlive && !closeAfterExchange,
                 isUpgradeResponse: isUpgrade,
                 via: settings.via
             )
         } catch {
-            return failExchange(current!, error, now: now)
+            return failExchange(exchange, error, now: now)
         }
-        current!.record.status = Int(code)
+        exchange.record.status = Int(code)
         if settings.recordsEnabled {
-            current!.record.ttfbMs = (now - current!.started).milliseconds
+            exchange.record.ttfbMs = (now - exchange.started).milliseconds
         }
         if wantsUpgrade && !isUpgrade {
             // The decoder stopped parsing after the upgrade request; this connection cannot carry
@@ -113,31 +117,35 @@ extension ClientConnectionStateMachine {
             closeAfterExchange = true
         }
         if isUpgrade {
-            var record = current!.record
+            var record = exchange.record
             record.kind = .tunnel
-            let started = current!.started
             state = .switchingProtocols(buffered: [])
-            return .switchToUpgradedTunnel(response.head, record: record, started: started)
+            return .switchToUpgradedTunnel(response.head, record: record, started: exchange.started)
         }
-        current!.responsePhase = .streaming(response)
-        return .writeClient(.head(response.head), timer: touchUpstream(now: now))
+        exchange.responsePhase = .streaming(response)
+        return .writeClient(.head(response.head), timer: touchUpstream(&exchange, now: now))
     }
 
     mutating func upstreamBody(_ buffer: ByteBuffer, now: NIODeadline) -> ClientConnectionAction {
-        guard current != nil else { return .none }
-        current!.record.bytesDown += buffer.readableBytes
-        return .writeClient(.body(.byteBuffer(buffer)), timer: touchUpstream(now: now))
+        guard var exchange = takeExchange() else { return Self.impossible("a response body outside an exchange") }
+        defer { putBack(exchange) }
+        exchange.record.bytesDown += buffer.readableBytes
+        return .writeClient(.body(.byteBuffer(buffer)), timer: touchUpstream(&exchange, now: now))
     }
 
     /// The response ended. With the request complete too, the exchange is over; an early response
     /// (the request body still coming) closes the connection: the rest cannot be skipped safely.
     mutating func upstreamEnd(_ trailers: HTTPHeaders?, now: NIODeadline) -> ClientConnectionAction {
-        guard case .streaming(let response) = current?.responsePhase else { return .none }
-        current!.responsePhase = .complete(response)
-        current!.lastUpstreamActivity = nil
+        guard var exchange = takeExchange() else { return Self.impossible("a response end outside an exchange") }
+        defer { putBack(exchange) }
+        guard case .streaming(let response) = exchange.responsePhase else {
+            return Self.impossible("a response end before its head")
+        }
+        exchange.responsePhase = .complete(response)
+        exchange.lastUpstreamActivity = nil
         let forwarded = response.clientFraming == .chunked ? MessageFraming.forwardableTrailers(trailers) : nil
-        let log = currentRecord(now: now)
-        guard current!.requestComplete else {
+        let log = finalRecord(exchange, now: now)
+        guard exchange.requestComplete else {
             closeAfterExchange = true
             state = .closing
             return .finishExchange(trailers: forwarded, upstream: .close, log: log, then: .closeAfterLastWrite)
@@ -156,9 +164,10 @@ extension ClientConnectionStateMachine {
     /// The upstream connection of the current exchange closed; `dialed`: its address and the kind
     /// of failure its error says (nil when unknown).
     mutating func upstreamClosed(_ reason: UpstreamCloseReason, dialed: FailedAddress?, now: NIODeadline) -> ClientConnectionAction {
-        guard var exchange = current, case .attached(let pooled) = exchange.upstream else { return .none }
+        guard var exchange = takeExchange() else { return Self.impossible("an upstream closed outside an exchange") }
+        defer { putBack(exchange) }
+        guard case .attached(let pooled) = exchange.upstream else { return Self.impossible("an upstream closed that was not attached") }
         exchange.upstream = .none
-        current!.upstream = .none
         if exchange.responseComplete { return .none }
         if case .invalidResponse(let reason) = reason {
             // The origin broke HTTP framing: not the address's fault, and not worth a retry.
@@ -178,7 +187,6 @@ extension ClientConnectionStateMachine {
                 exchange.lastUpstreamActivity = nil
                 exchange.upstream = .connecting
                 if exchange.requestComplete { exchange.buffered = [.end(nil)] }
-                current = exchange
                 return .retryUpstream(exchange.route, blamed: blame ? dialed : nil)
             }
         }

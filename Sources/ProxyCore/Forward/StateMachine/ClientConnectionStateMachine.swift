@@ -53,9 +53,9 @@ struct ClientConnectionStateMachine {
     enum State {
         /// No request in progress.
         case idle(Wait)
-        /// A request in progress: its data is `current` (kept out of the enum, so that events
-        /// mutate it in place instead of copying it out and back).
-        case exchange
+        /// A request in progress. Events move the exchange out of the state (`takeExchange`),
+        /// mutate it in place and put it back (`putBack`) unless they ended it.
+        case exchange(ExchangeState)
         /// The request's credentials are being verified (off the event loop); nothing is read
         /// meanwhile and parts that arrive are queued.
         case authenticating(HTTPRequestHead, started: NIODeadline)
@@ -69,17 +69,19 @@ struct ClientConnectionStateMachine {
         /// Answered for the last time: nothing more is read or answered.
         case closing
         case closed
+        /// Only while an event holds the exchange it took out of `.exchange`.
+        case modifying
     }
 
     var settings: Settings
-    var state: State {
-        didSet {
-            if case .exchange = state { return }
-            current = nil
-        }
+    /// Set only by the machine's own files (this one and +Upstream: Swift's `private` would not
+    /// reach the extension in the other file); the handler and tests only read it.
+    var state: State
+    /// The exchange in progress (a copy: for reading only).
+    var current: ExchangeState? {
+        if case .exchange(let exchange) = state { return exchange }
+        return nil
     }
-    /// The exchange in progress; set exactly while `state` is `.exchange`.
-    var current: ExchangeState?
     /// Request parts read while an earlier request was still being served (pipelining).
     private(set) var queued = CircularBuffer<HTTPServerRequestPart>()
     /// Request heads and body bytes in `queued`.
@@ -175,14 +177,13 @@ struct ClientConnectionStateMachine {
                     now: now
                 )
             }
-        case .exchange:
-            guard var exchange = current, let last = exchange.lastUpstreamActivity else { return .none }
+        case .exchange(let exchange):
+            guard let last = exchange.lastUpstreamActivity else { return .none }
             let due = last + settings.configuration.upstreamTimeout
             if due > now {
                 timerDeadline = due
                 return .scheduleTimer(due)
             }
-            exchange.lastUpstreamActivity = nil
             let timeout = settings.configuration.upstreamTimeout.milliseconds
             let error = ProxyError(
                 .upstreamTimeout,
@@ -193,14 +194,40 @@ struct ClientConnectionStateMachine {
             return failExchange(exchange, error, now: now)
         case .authenticating, .discardingRefusedRequest, .connectingTunnel, .switchingProtocols, .closing, .closed:
             return .none
+        case .modifying:
+            return Self.impossible("timer fired while an event held the exchange")
         }
     }
 
-    /// Moves the current exchange's upstream-activity stamp; returns the timer deadline to
-    /// schedule, if any.
-    mutating func touchUpstream(now: NIODeadline) -> NIODeadline? {
-        current?.lastUpstreamActivity = now
+    /// Moves the exchange's upstream-activity stamp; returns the timer deadline to schedule, if any.
+    mutating func touchUpstream(_ exchange: inout ExchangeState, now: NIODeadline) -> NIODeadline? {
+        exchange.lastUpstreamActivity = now
         return scheduleTimer(by: now + settings.configuration.upstreamTimeout)
+    }
+
+    // MARK: - the exchange, mutated in place
+
+    /// Moves the exchange in progress out of the state (nil when there is none): `swap` moves it,
+    /// so mutating it copies nothing. The caller ends the exchange by setting another state, or
+    /// keeps it with `putBack`.
+    mutating func takeExchange() -> ExchangeState? {
+        guard case .exchange = state else { return nil }
+        var taken = State.modifying
+        swap(&taken, &state)
+        guard case .exchange(let exchange) = consume taken else { return nil }
+        return exchange
+    }
+
+    /// Puts a taken exchange back, unless the event moved the machine on (ended the exchange).
+    mutating func putBack(_ exchange: consuming ExchangeState) {
+        if case .modifying = state { state = .exchange(exchange) }
+    }
+
+    /// An event that cannot happen in this state: a bug in the handler or the machine. Debug
+    /// builds stop here; release builds ignore the event (the connection goes on as it was).
+    static func impossible(_ what: String, file: StaticString = #fileID, line: UInt = #line) -> ClientConnectionAction {
+        assertionFailure("impossible transition: \(what)", file: file, line: line)
+        return .none
     }
 
     // MARK: - reading (backpressure)
@@ -215,21 +242,20 @@ struct ClientConnectionStateMachine {
         switch state {
         case .idle:
             return queued.isEmpty
-        case .exchange:
-            // Read in place (`current!.field`): binding the whole exchange would copy it.
-            guard queued.isEmpty, current != nil else { return false }
+        case .exchange(let exchange):
+            guard queued.isEmpty else { return false }
             // After an upgrade request the decoder has stopped parsing; more reads would only
             // grow its buffer until the origin answers.
-            if current!.requestComplete { return !current!.request.isUpgrade }
-            switch current!.upstream {
-            case .connecting, .none: return current!.buffered.isEmpty
+            if exchange.requestComplete { return !exchange.request.isUpgrade }
+            switch exchange.upstream {
+            case .connecting, .none: return exchange.buffered.isEmpty
             case .attached: return upstreamWritable
             }
         case .switchingProtocols:
             return true
         case .discardingRefusedRequest:
             return queued.isEmpty
-        case .authenticating, .connectingTunnel, .closing, .closed:
+        case .authenticating, .connectingTunnel, .closing, .closed, .modifying:
             return false
         }
     }
@@ -261,7 +287,7 @@ struct ClientConnectionStateMachine {
             // Nothing more is served: after an answer that closes, after a CONNECT head (only its
             // `.end` comes), during a switch (raw bytes come through `rawBytes`).
             return .none
-        case .exchange where current?.requestComplete == true:
+        case .exchange(let exchange) where exchange.requestComplete:
             enqueue(part)
             return .none
         case .authenticating:
@@ -280,6 +306,8 @@ struct ClientConnectionStateMachine {
             return .none
         case .idle, .exchange, .discardingRefusedRequest:
             return handle(part, now: now, draining: draining)
+        case .modifying:
+            return Self.impossible("a request part while an event held the exchange")
         }
     }
 
@@ -350,7 +378,7 @@ struct ClientConnectionStateMachine {
         switch state {
         case .idle, .discardingRefusedRequest:
             return dequeue()
-        case .exchange where current?.requestComplete == false:
+        case .exchange(let exchange) where !exchange.requestComplete:
             return dequeue()
         default:
             return nil
@@ -374,21 +402,23 @@ struct ClientConnectionStateMachine {
         case .head(let head):
             return startRequest(head, now: now, draining: draining)
         case .body(let buffer):
-            guard current != nil else { return .none }
-            current!.record.bytesUp += buffer.readableBytes
-            if case .attached = current!.upstream {
-                return .writeUpstream(.body(.byteBuffer(buffer)), timer: touchUpstream(now: now))
+            guard var exchange = takeExchange() else { return Self.impossible("a request body outside an exchange") }
+            defer { putBack(exchange) }
+            exchange.record.bytesUp += buffer.readableBytes
+            if case .attached = exchange.upstream {
+                return .writeUpstream(.body(.byteBuffer(buffer)), timer: touchUpstream(&exchange, now: now))
             }
-            current!.buffered.append(part)
+            exchange.buffered.append(part)
             return .none
         case .end(let trailers):
-            guard current != nil else { return .none }
-            current!.requestPhase = .complete
-            let forwarded = current!.request.framing == .chunked ? MessageFraming.forwardableTrailers(trailers) : nil
-            if case .attached = current!.upstream {
-                return .writeUpstream(.end(forwarded), timer: touchUpstream(now: now))
+            guard var exchange = takeExchange() else { return Self.impossible("a request end outside an exchange") }
+            defer { putBack(exchange) }
+            exchange.requestPhase = .complete
+            let forwarded = exchange.request.framing == .chunked ? MessageFraming.forwardableTrailers(trailers) : nil
+            if case .attached = exchange.upstream {
+                return .writeUpstream(.end(forwarded), timer: touchUpstream(&exchange, now: now))
             }
-            current!.buffered.append(.end(forwarded))
+            exchange.buffered.append(.end(forwarded))
             return .none
         }
     }
@@ -541,8 +571,7 @@ struct ClientConnectionStateMachine {
         record.tls = route.tls != nil
         if !head.isKeepAlive || draining { closeAfterExchange = true }
         exchangeNumber += 1
-        state = .exchange
-        current = ExchangeState(clientHead: head, target: target, route: route, request: rewritten, record: record, started: started)
+        state = .exchange(ExchangeState(clientHead: head, target: target, route: route, request: rewritten, record: record, started: started))
         return .connectUpstream(route)
     }
 
@@ -583,8 +612,7 @@ struct ClientConnectionStateMachine {
         case .closing, .closed, .switchingProtocols, .connectingTunnel:
             // Already answered (or past HTTP): bytes after a rejected request get no second answer.
             return .none
-        case .exchange:
-            guard var exchange = current else { return .none }
+        case .exchange(var exchange):
             guard exchange.responseStarted else { return failExchange(exchange, proxyError, now: now) }
             // Too late for an answer of our own: the client sees a truncated response.
             exchange.record.fail(proxyError)
@@ -592,6 +620,8 @@ struct ClientConnectionStateMachine {
             return .close(closeUpstream: true, log: finalRecord(exchange, now: now))
         case .idle, .discardingRefusedRequest:
             return failConnection(proxyError, now: now)
+        case .modifying:
+            return Self.impossible("a parse error while an event held the exchange")
         }
     }
 
@@ -600,8 +630,7 @@ struct ClientConnectionStateMachine {
         switch state {
         case .closed:
             return .none
-        case .exchange:
-            guard var exchange = current else { return .none }
+        case .exchange(var exchange):
             exchange.record.abort("client_error", message: "client connection error")
             state = .closed
             return .close(closeUpstream: true, log: finalRecord(exchange, now: now))
@@ -615,7 +644,7 @@ struct ClientConnectionStateMachine {
     mutating func clientClosed(now: NIODeadline) -> ClientConnectionAction {
         clearQueue()
         defer { state = .closed }
-        guard case .exchange = state, var exchange = current else { return .none }
+        guard case .exchange(var exchange) = state else { return .none }
         if !exchange.responseComplete {
             exchange.record.abort("client_closed", message: "client closed the connection")
         }
@@ -674,9 +703,9 @@ struct ClientConnectionStateMachine {
     /// The current exchange's record to log (nil when nobody reads the access log), copying the
     /// record only.
     func currentRecord(now: NIODeadline) -> AccessLogRecord? {
-        guard settings.recordsEnabled, current != nil else { return nil }
-        var record = current!.record
-        record.totalMs = (now - current!.started).milliseconds
+        guard settings.recordsEnabled, case .exchange(let exchange) = state else { return nil }
+        var record = exchange.record
+        record.totalMs = (now - exchange.started).milliseconds
         return record
     }
 

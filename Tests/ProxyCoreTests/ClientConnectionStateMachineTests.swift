@@ -205,6 +205,41 @@ import Testing
         #expect(!m.wantsUpstream(forExchange: first), "attached already")
     }
 
+    // MARK: events that used to bypass the machine
+
+    @Test func clientWritabilityGatesTheAttachedUpstreamsReads() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        #expect(m.clientWritabilityChanged(false) == .none, "no exchange: nothing to gate")
+        #expect(!m.clientWritable)
+        _ = m.requestPart(.head(head()), now: at(1), draining: false)
+        #expect(m.clientWritabilityChanged(true) == .none, "still connecting: the attach reads the flag")
+        #expect(m.clientWritable)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        _ = m.upstreamConnected(fresh, now: at(1))
+        #expect(m.clientWritabilityChanged(false) == .upstreamReads(allowed: false))
+        #expect(m.clientWritabilityChanged(true) == .upstreamReads(allowed: true))
+    }
+
+    /// A reload reaches the machine at once and applies from the next request on: here to a
+    /// pipelined request served from the queue (its head never leaves the machine).
+    @Test func aReloadAppliesFromTheNextRequestAlsoWhenItIsQueued() {
+        var m = machine()
+        getInFlight(&m)
+        var reloaded = m.settings.configuration
+        reloaded.upstreamTimeout = .seconds(3)
+        m.reloaded(configuration: reloaded, requiresAuthentication: false)
+        #expect(m.settings.configuration.upstreamTimeout == .seconds(10), "not in the middle of an exchange")
+        _ = m.requestPart(.head(head(.GET, "http://a.test/second")), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        _ = m.upstreamHead(response(.ok), now: at(2))
+        _ = m.upstreamEnd(nil, now: at(2))
+        #expect(m.serveQueued(now: at(2), draining: false) == .connectUpstream(route))
+        #expect(m.settings.configuration.upstreamTimeout == .seconds(3), "the queued head started under the reload")
+        #expect(m.serveQueued(now: at(2), draining: false) == .some(.none), "its end")
+        #expect(m.serveQueued(now: at(2), draining: false) == nil)
+    }
+
     // MARK: pipelining
 
     @Test func pipelinedRequestsWaitAndAreServedInOrder() {

@@ -57,14 +57,12 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         )
     }
 
-    /// Hands a reloaded configuration to the machine before a new request starts (the machine
-    /// takes it only between requests).
-    private func takeReloadedSettings() {
+    /// Hands a reloaded configuration to the machine, which takes it when the next request starts.
+    private func offerReloadedSettings() {
         guard env.generation != settingsGeneration else { return }
         let (live, generation) = env.current()
-        if machine.reloaded(configuration: live.configuration, requiresAuthentication: live.authenticator != nil) {
-            settingsGeneration = generation
-        }
+        machine.reloaded(configuration: live.configuration, requiresAuthentication: live.authenticator != nil)
+        settingsGeneration = generation
     }
 
     /// The loop's clock (virtual on an EmbeddedEventLoop); the pool belongs to this channel's loop.
@@ -132,7 +130,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         let part = unwrapInboundIn(data)
-        if case .head = part { takeReloadedSettings() }
+        if case .head = part { offerReloadedSettings() }
         run(machine.requestPart(part, now: now, draining: env.isDraining))
         if machine.readAheadFull { observer.hold() }
     }
@@ -143,7 +141,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        upstream?.setReadAllowed(context.channel.isWritable)
+        run(machine.clientWritabilityChanged(context.channel.isWritable))
         context.fireChannelWritabilityChanged()
     }
 
@@ -188,6 +186,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             upstream?.write(part)
             if case .end = part { upstream?.flush() }
             if let deadline { schedule(deadline, context: context) }
+        case .upstreamReads(let allowed):
+            upstream?.setReadAllowed(allowed)
         case .writeClient(let part, let deadline):
             writeResponse(part, context: context)
             if let deadline { schedule(deadline, context: context) }
@@ -260,9 +260,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     /// Serves the parts read ahead that may be handled now, in order.
     private func drainQueue() {
-        while let part = machine.nextQueuedPart() {
-            if case .head = part { takeReloadedSettings() }
-            run(machine.handleQueued(part, now: now, draining: env.isDraining))
+        offerReloadedSettings()
+        while let action = machine.serveQueued(now: now, draining: env.isDraining) {
+            run(action)
         }
         run(machine.queueDrained(now: now))
         if !machine.readAheadFull { observer.release() }
@@ -475,7 +475,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private func attach(_ connection: UpstreamHTTPConnection, info: UpstreamConnectInfo) {
         connection.delegate = self
-        connection.setReadAllowed(context?.channel.isWritable ?? true)
+        connection.setReadAllowed(machine.clientWritable)
         upstream = connection
         run(machine.upstreamConnected(info, now: now))
     }

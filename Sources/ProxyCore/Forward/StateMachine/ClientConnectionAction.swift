@@ -31,6 +31,8 @@ enum ClientConnectionAction: Equatable {
     case sendRequest(HTTPRequestHead, buffered: [HTTPServerRequestPart], timer: NIODeadline?)
     /// Forward a request part upstream (flushing after the end).
     case writeUpstream(HTTPClientRequestPart, timer: NIODeadline?)
+    /// Let the exchange's upstream be read, or stop reading it (the client's writability).
+    case upstreamReads(allowed: Bool)
     /// Write a response part to the client (`flush` after the end).
     case writeClient(HTTPServerResponsePart, timer: NIODeadline?)
     /// The response's end: write it (tracking when it is on the wire), dispose of the upstream,

@@ -101,6 +101,10 @@ struct ClientConnectionStateMachine {
     private(set) var timerDeadline: NIODeadline?
     /// The upstream channel can take more bytes.
     var upstreamWritable = true
+    /// The client channel can take more bytes: the upstream is read only while it can.
+    private(set) var clientWritable = true
+    /// A reloaded configuration, taken when the next request starts.
+    private var offeredSettings: (configuration: ProxyConfiguration, requiresAuthentication: Bool)?
     /// Counts exchanges, so a connect that completes for an earlier exchange is recognised.
     private(set) var exchangeNumber = 0
     /// Counts request heads (refused ones too): the second half of each request's id.
@@ -111,14 +115,18 @@ struct ClientConnectionStateMachine {
         self.state = .idle(.nextRequest(now + settings.configuration.clientIdleTimeout))
     }
 
-    /// Between requests only: a reload's configuration applies from the next request on. A
-    /// credential verified under the old users is checked again.
-    mutating func reloaded(configuration: ProxyConfiguration, requiresAuthentication: Bool) -> Bool {
-        guard case .idle = state else { return false }
-        settings.configuration = configuration
-        settings.requiresAuthentication = requiresAuthentication
+    /// A reload's configuration: it applies from the next request on (the machine takes it when
+    /// that request's head starts, also for a pipelined head served from the queue). A credential
+    /// verified under the old users is checked again.
+    mutating func reloaded(configuration: ProxyConfiguration, requiresAuthentication: Bool) {
+        offeredSettings = (configuration, requiresAuthentication)
+    }
+
+    private mutating func takeOfferedSettings() {
+        guard let offered = offeredSettings.take() else { return }
+        settings.configuration = offered.configuration
+        settings.requiresAuthentication = offered.requiresAuthentication
         verifiedCredentials = nil
-        return true
     }
 
     // The configuration is read as `settings.configuration.field`: a stored-property path, not a
@@ -278,6 +286,14 @@ struct ClientConnectionStateMachine {
         upstreamWritable = writable
     }
 
+    /// The client channel's writability changed: the upstream of the exchange is read only while
+    /// the client can take what it sends (backpressure towards the origin).
+    mutating func clientWritabilityChanged(_ writable: Bool) -> ClientConnectionAction {
+        clientWritable = writable
+        guard case .exchange(let exchange) = state, case .attached = exchange.upstream else { return .none }
+        return .upstreamReads(allowed: writable)
+    }
+
     // MARK: - client events
 
     /// A decoded request part. Parts of a request that must wait (pipelining) are queued.
@@ -389,6 +405,12 @@ struct ClientConnectionStateMachine {
         handle(part, now: now, draining: draining)
     }
 
+    /// Serves the next queued part that may be handled now; nil when none may.
+    mutating func serveQueued(now: NIODeadline, draining: Bool) -> ClientConnectionAction? {
+        guard let part = nextQueuedPart() else { return nil }
+        return handle(part, now: now, draining: draining)
+    }
+
     private mutating func handle(_ part: HTTPServerRequestPart, now: NIODeadline, draining: Bool) -> ClientConnectionAction {
         if case .discardingRefusedRequest = state {
             guard case .end = part else { return .none }
@@ -438,6 +460,7 @@ struct ClientConnectionStateMachine {
     }
 
     private mutating func startRequest(_ head: HTTPRequestHead, now: NIODeadline, draining: Bool) -> ClientConnectionAction {
+        takeOfferedSettings()
         guard settings.requiresAuthentication else {
             return startAuthorizedRequest(head, user: nil, started: now, now: now, draining: draining)
         }

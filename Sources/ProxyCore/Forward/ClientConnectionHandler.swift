@@ -33,6 +33,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     var tunnelChannel: (any Channel)?
     /// The environment's settings generation the machine was last given.
     private var settingsGeneration: Int
+    /// Set on a transparent connection's HTTP pipeline: its records say so.
+    var transparent: TransparentOrigin?
 
     init(
         env: ProxyEnvironment,
@@ -212,7 +214,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             if keepAlive { observer.arm(onRequestBytes) }
         case .close(let closeUpstream, let log):
             if closeUpstream { dispose(.close) }
-            if let log { env.finished(log) }
+            if let log { finished(log) }
             context.close(promise: nil)
         case .closeAfterLastWrite:
             closeAfterLastWrite(context: context)
@@ -252,7 +254,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         context: ChannelHandlerContext
     ) {
         dispose(disposal)
-        if let log { env.finished(log) }
+        if let log { finished(log) }
         switch then {
         case .closeAfterLastWrite:
             closeAfterLastWrite(context: context)
@@ -349,7 +351,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         // Recorded before the answer goes out: a client that sends its next request on another
         // connection (another event loop) as soon as it reads this one must find this one first
         // in the access log and /errors.
-        env.finished(record)
+        finished(record)
         if keepAlive {
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
@@ -373,7 +375,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         var record = record
         record.bytesDown = body.readableBytes
         writeAndClose(head, body: body, context: context)
-        env.finished(record)
+        finished(record)
     }
 
     private func writeAndClose(_ head: HTTPResponseHead, body: ByteBuffer, context: ChannelHandlerContext) {

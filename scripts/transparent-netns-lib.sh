@@ -5,6 +5,7 @@
 #   pod  10.233.0.2 ---- 10.233.0.1  origin namespace, which also holds (on lo)
 #                                     10.233.1.10 origin, 10.233.1.66 decoy,
 #                                     10.233.1.53 DoH JSON resolver, 10.233.1.77 banner service
+#   pod  fd33::2 ------- fd33::1      and fd33:1::77, the banner service over IPv6
 
 # transparent_setup TAG: sets POD, ORIGIN_NS, work (a directory others can read), peers; removes
 # everything on exit.
@@ -34,6 +35,11 @@ transparent_setup() {
   ip -n "$POD" link set "tpp$tag" up
   ip -n "$ORIGIN_NS" link set "tpo$tag" up
   ip -n "$POD" route add default via 10.233.0.1
+  # IPv6: fd33::2 (pod) -- fd33::1 (origin), and a banner service on fd33:1::77.
+  ip -n "$POD" addr add fd33::2/64 dev "tpp$tag" nodad
+  ip -n "$ORIGIN_NS" addr add fd33::1/64 dev "tpo$tag" nodad
+  ip -n "$ORIGIN_NS" addr add fd33:1::77/128 dev lo
+  ip -n "$POD" -6 route add default via fd33::1
 
   # A CA and the origin's certificate for origin.test.
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=transparent test CA" \

@@ -31,7 +31,7 @@ transparent_setup "$$"
 say "transparent netns test: pod 10.233.0.2 (proxy uid 10001 + app) -> origin namespace (binary $binary)"
 
 ip netns exec "$ORIGIN_NS" python3 -u "$peers" servers --origin 10.233.1.10 --decoy 10.233.1.66 --doh 10.233.1.53 \
-  --banner 10.233.1.77 --cert "$work/origin.pem" --key "$work/origin.key" --log "$work" >"$work/peers.out" 2>&1 &
+  --banner 10.233.1.77 --banner6 fd33:1::77 --cert "$work/origin.pem" --key "$work/origin.key" --log "$work" >"$work/peers.out" 2>&1 &
 pids_to_stop+=("$!")
 wait_until 10 grep -q ready "$work/peers.out" || { fail "origin servers did not start"; cat "$work/peers.out"; exit 1; }
 
@@ -150,6 +150,34 @@ fi
 
 kill -TERM "$proxy_pid"
 if wait "$proxy_pid"; then pass "proxy exits 0 on SIGTERM"; else fail "proxy exit status $?"; fi
+# The other way to keep the proxy's own connections out of the redirect: a socket mark. The rules
+# now exempt mark 0x100 and no uid; the proxy runs as root (CAP_NET_ADMIN, which SO_MARK needs)
+# with --outbound-mark 0x100 on its origin and resolver sockets.
+ip netns exec "$POD" "$binary" transparent-rules --listener-port 15001 --ports 80,443,2525 --proxy-uid none --outbound-mark 0x100 --apply 2>/dev/null
+: >"$work/access.log"
+ip netns exec "$POD" "$binary" serve \
+  --listen 127.0.0.1:8080 --admin-listen 127.0.0.1:8081 --transparent-listen '[::]:15001' --outbound-mark 0x100 \
+  --provider json --resolver-url http://10.233.1.53/resolve --system-fallback false --ip-family ipv4 \
+  --allow-destination 10.233.0.0/16,fd33::/16 --threads 1 >"$work/access.log" 2>"$work/proxy-mark.log" &
+proxy_pid=$!
+pids_to_stop+=("$proxy_pid")
+queries_before=$(wc -l <"$work/doh.log")
+if wait_until 20 admin /healthz \
+  && [ "$(in_app curl -sS --max-time 10 --cacert "$work/ca.pem" https://origin.test/marked 2>&1)" = "origin /marked" ] \
+  && [ "$(in_app curl -sS --max-time 10 http://origin.test/marked 2>&1)" = "origin /marked" ] \
+  && wait_until 5 test "$(stat accepted)" = 2 && [ "$(wc -l <"$work/doh.log")" -gt "$queries_before" ]; then
+  pass "with --outbound-mark 0x100 and a mark exemption (no uid match), on a dual-stack [::] listener: https and http reach the origin, 2 accepts (no loop)"
+else
+  fail "outbound mark: accepted $(stat accepted 2>/dev/null)"; tail -5 "$work/proxy-mark.log"
+fi
+body="$(in_app python3 "$peers" banner '[fd33:1::77]' 2525 2>&1 || true)"
+if [ "$body" = "220 banner|ping" ] && wait_until 5 grep -q '"original_dst":"\[fd33:1::77\]:2525","peek":"silent"' "$work/access.log"; then
+  pass "IPv6: redirected to [::1], original destination read with IP6T_SO_ORIGINAL_DST, relayed: '$body'"
+else
+  fail "IPv6 relay: '$body'"; tail -3 "$work/access.log"
+fi
+kill -TERM "$proxy_pid"; wait "$proxy_pid" || true
+
 if ip netns exec "$POD" "$binary" transparent-rules --remove --apply 2>/dev/null \
   && ! ip netns exec "$POD" iptables -w -t nat -S | grep -q HTTPDNS_PROXY; then
   pass "transparent-rules --remove --apply takes the rules away"

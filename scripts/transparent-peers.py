@@ -7,6 +7,7 @@
       doh:    a DoH JSON resolver (:80, /resolve) answering origin.test with the origin's address;
               each query is appended to DIR/doh.log
       banner: a server-speaks-first service (:2525): sends "220 banner" at once, then echoes
+              (also on --banner6 IPV6 when given)
   Each accepted connection is appended to DIR/accepts.log as "<server> <peer>".
 
   split-hello HOST PORT NAME CAFILE   a TLS client whose ClientHello goes out in three TCP segments
@@ -89,7 +90,7 @@ def serve_pages(label, ip, port, origin_ip, context=None):
 
 
 def serve_banner(ip, port):
-    listener = socket.socket()
+    listener = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind((ip, port))
     listener.listen(16)
@@ -121,6 +122,8 @@ def servers(args):
         serve_pages(label, ip, 443, origin, context)
     serve_pages("doh", opts["--doh"], 80, origin)
     serve_banner(opts["--banner"], 2525)
+    if "--banner6" in opts:
+        serve_banner(opts["--banner6"], 2525)
     print("ready", flush=True)
     threading.Event().wait()
 
@@ -204,7 +207,7 @@ def raw(host, port, mode, release):
 
 
 def banner(host, port):
-    sock = socket.create_connection((host, int(port)), timeout=10)
+    sock = socket.create_connection((host.strip("[]"), int(port)), timeout=10)
     greeting = sock.recv(4096).decode().strip()
     sock.sendall(b"ping\r\n")
     echoed = sock.recv(4096).decode().strip()

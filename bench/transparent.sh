@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# What a transparent connection costs (issue 24): CPU to accept, peek at the ClientHello, resolve
+# its SNI (cached) and dial, and RSS per idle relayed connection. In the network namespaces of
+# scripts/transparent-netns-lib.sh (root), the rules from `transparent-rules --apply`, the proxy as
+# uid 10001 with one thread; an app opens COUNT connections to a decoy address, each sending a
+# ClientHello for origin.test, and keeps them open; the origin is a sink that holds them.
+# Figures from /proc/PID/stat (utime+stime) and /proc/PID/status (VmRSS) before and after. Not
+# run by CI.
+#
+#   bash bench/transparent.sh PATH/TO/httpdns-proxy [COUNT]    (COUNT default 2000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/netns-lib.sh
+source scripts/transparent-netns-lib.sh
+
+binary="${1:?usage: bench/transparent.sh PATH/TO/httpdns-proxy [COUNT]}"
+binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
+count="${2:-2000}"
+warm=100
+if ! reason="$(netns_available)"; then echo "bench/transparent.sh needs root and network namespaces: $reason" >&2; exit 1; fi
+ulimit -n 65536
+transparent_setup "$$"
+
+ip netns exec "$ORIGIN_NS" python3 -u "$peers" servers --origin 10.233.1.10 --decoy 10.233.1.66 --doh 10.233.1.53 \
+  --banner 10.233.1.77 --banner6 fd33:1::77 --cert "$work/origin.pem" --key "$work/origin.key" --log "$work" >"$work/peers.out" 2>&1 &
+pids_to_stop+=("$!")
+ip netns exec "$ORIGIN_NS" python3 -u "$peers" sink 10.233.1.10 8443 >"$work/sink.out" 2>&1 &
+pids_to_stop+=("$!")
+wait_until 10 grep -q ready "$work/peers.out"
+wait_until 10 grep -q ready "$work/sink.out"
+ip netns exec "$POD" "$binary" transparent-rules --listener-port 15001 --ports 8443 --proxy-uid 10001 --ipv6 false --apply
+
+ip netns exec "$POD" setpriv --reuid 10001 --regid 10001 --clear-groups -- "$binary" serve \
+  --listen 127.0.0.1:8080 --admin-listen 127.0.0.1:8081 --transparent-listen 127.0.0.1:15001 \
+  --provider json --resolver-url http://10.233.1.53/resolve --system-fallback false --ip-family ipv4 \
+  --allow-destination 10.233.0.0/16 --threads 1 --max-connections 20000 --access-log off \
+  >/dev/null 2>"$work/proxy.log" &
+proxy_pid=$!
+pids_to_stop+=("$proxy_pid")
+admin() { ip netns exec "$POD" curl -fsS --max-time 5 "http://127.0.0.1:8081$1"; }
+wait_until 20 admin /healthz
+accepted() { admin /stats | python3 -c "import json,sys; print(json.load(sys.stdin)['access']['transparent']['accepted'])"; }
+tunnels() { admin /metrics | awk '$1 == "httpdns_proxy_tunnels_active" {print $2}'; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$proxy_pid/stat"; }
+rss_kib() { awk '$1 == "VmRSS:" {print $2}' "/proc/$proxy_pid/status"; }
+hold() {  # hold COUNT RELEASE: COUNT relayed connections, kept open until RELEASE exists
+  ip netns exec "$POD" python3 -u "$peers" hold 10.233.1.66 8443 origin.test "$1" "$2" >"$work/hold-$1.out" 2>&1 &
+  pids_to_stop+=("$!")
+}
+
+# Warm-up: the first connections resolve origin.test, size the buffers and the allocator.
+hold "$warm" "$work/warm.release"
+wait_until 60 test "$(tunnels)" = "$warm"
+touch "$work/warm.release"
+wait_until 60 test "$(tunnels)" = 0
+rss0=$(rss_kib); cpu0=$(cpu_ticks); accepted0=$(accepted)
+
+hold "$count" "$work/bench.release"
+wait_until 300 test "$(tunnels)" = "$count" || { echo "only $(tunnels) of $count relays open" >&2; exit 1; }
+rss1=$(rss_kib); cpu1=$(cpu_ticks); accepted1=$(accepted)
+hz=$(getconf CLK_TCK)
+
+python3 - "$count" "$rss0" "$rss1" "$cpu0" "$cpu1" "$hz" "$accepted0" "$accepted1" <<'PY'
+import sys
+count, rss0, rss1, cpu0, cpu1, hz, a0, a1 = map(int, sys.argv[1:])
+print(f"transparent relays: {count} idle TLS connections (ClientHello peeked, SNI resolved from cache, origin dialed), proxy with 1 thread")
+print(f"  accepted on the transparent listener: {a1 - a0}")
+print(f"  RSS {rss0 / 1024:.1f} MiB -> {rss1 / 1024:.1f} MiB: {(rss1 - rss0) / count:.1f} KiB per idle relayed connection")
+print(f"  CPU {(cpu1 - cpu0) / hz:.2f} s: {(cpu1 - cpu0) / hz / count * 1e6:.0f} us per connection set up (accept, peek, resolve, connect, splice)")
+PY
+touch "$work/bench.release"

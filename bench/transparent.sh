@@ -18,7 +18,7 @@ binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
 count="${2:-2000}"
 warm=100
 if ! reason="$(netns_available)"; then echo "bench/transparent.sh needs root and network namespaces: $reason" >&2; exit 1; fi
-ulimit -n 65536
+ulimit -n "$(ulimit -Hn)"   # 2 descriptors per relay in the proxy, 1 in the app and in the sink
 transparent_setup "$$"
 
 ip netns exec "$ORIGIN_NS" python3 -u "$peers" servers --origin 10.233.1.10 --decoy 10.233.1.66 --doh 10.233.1.53 \
@@ -33,14 +33,15 @@ ip netns exec "$POD" "$binary" transparent-rules --listener-port 15001 --ports 8
 ip netns exec "$POD" setpriv --reuid 10001 --regid 10001 --clear-groups -- "$binary" serve \
   --listen 127.0.0.1:8080 --admin-listen 127.0.0.1:8081 --transparent-listen 127.0.0.1:15001 \
   --provider json --resolver-url http://10.233.1.53/resolve --system-fallback false --ip-family ipv4 \
-  --allow-destination 10.233.0.0/16 --threads 1 --max-connections 20000 --access-log off \
+  --allow-destination 10.233.0.0/16 --threads 1 --max-connections 20000 --max-connections-per-client 20000 --access-log off \
   >/dev/null 2>"$work/proxy.log" &
 proxy_pid=$!
 pids_to_stop+=("$proxy_pid")
 admin() { ip netns exec "$POD" curl -fsS --max-time 5 "http://127.0.0.1:8081$1"; }
-wait_until 20 admin /healthz
+wait_until 20 admin /healthz || { echo "the proxy did not start" >&2; cat "$work/proxy.log" >&2; exit 1; }
 accepted() { admin /stats | python3 -c "import json,sys; print(json.load(sys.stdin)['access']['transparent']['accepted'])"; }
-tunnels() { admin /metrics | awk '$1 == "httpdns_proxy_tunnels_active" {print $2}'; }
+tunnels() { admin /metrics | awk '$1 == "httpdns_proxy_tunnels_active" {printf "%d\n", $2}'; }
+tunnels_are() { [ "$(tunnels)" = "$1" ]; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$proxy_pid/stat"; }
 rss_kib() { awk '$1 == "VmRSS:" {print $2}' "/proc/$proxy_pid/status"; }
 hold() {  # hold COUNT RELEASE: COUNT relayed connections, kept open until RELEASE exists
@@ -50,13 +51,13 @@ hold() {  # hold COUNT RELEASE: COUNT relayed connections, kept open until RELEA
 
 # Warm-up: the first connections resolve origin.test, size the buffers and the allocator.
 hold "$warm" "$work/warm.release"
-wait_until 60 test "$(tunnels)" = "$warm"
+wait_until 60 tunnels_are "$warm" || { echo "warm-up: $(tunnels) relays open" >&2; cat "$work/hold-$warm.out" "$work/proxy.log" >&2; exit 1; }
 touch "$work/warm.release"
-wait_until 60 test "$(tunnels)" = 0
+wait_until 60 tunnels_are 0
 rss0=$(rss_kib); cpu0=$(cpu_ticks); accepted0=$(accepted)
 
 hold "$count" "$work/bench.release"
-wait_until 300 test "$(tunnels)" = "$count" || { echo "only $(tunnels) of $count relays open" >&2; exit 1; }
+wait_until 300 tunnels_are "$count" || { echo "only $(tunnels) of $count relays open" >&2; tail -3 "$work/hold-$count.out" >&2; exit 1; }
 rss1=$(rss_kib); cpu1=$(cpu_ticks); accepted1=$(accepted)
 hz=$(getconf CLK_TCK)
 

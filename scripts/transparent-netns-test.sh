@@ -56,6 +56,7 @@ proxy_pid=$!
 pids_to_stop+=("$proxy_pid")
 admin() { ip netns exec "$POD" curl -fsS --max-time 5 "http://127.0.0.1:8081$1"; }
 stat() { admin /stats | python3 -c "import json,sys; t=json.load(sys.stdin)['access']['transparent']; print(eval(sys.argv[1], {}, t))" "$1"; }
+stat_is() { [ "$(stat "$1")" = "$2" ]; }
 if wait_until 20 admin /healthz; then pass "proxy (uid 10001) started with --transparent-listen"; else
   fail "proxy did not start"; cat "$work/proxy.log"; exit 1
 fi
@@ -99,7 +100,7 @@ body="$(in_app curl -sS --max-time 10 http://nothere.test/fallback 2>&1 || true)
   || fail "fallback: '$body'"
 connections=$((connections + 3))
 
-if wait_until 5 test "$(stat accepted)" = "$connections"; then
+if wait_until 5 stat_is accepted "$connections"; then
   pass "the transparent listener accepted exactly the app's $connections connections (the proxy's own were not redirected: no loop)"
 else
   fail "transparent accepts: $(stat accepted), expected $connections"; admin /stats
@@ -165,7 +166,7 @@ queries_before=$(wc -l <"$work/doh.log")
 if wait_until 20 admin /healthz \
   && [ "$(in_app curl -sS --max-time 10 --cacert "$work/ca.pem" https://origin.test/marked 2>&1)" = "origin /marked" ] \
   && [ "$(in_app curl -sS --max-time 10 http://origin.test/marked 2>&1)" = "origin /marked" ] \
-  && wait_until 5 test "$(stat accepted)" = 2 && [ "$(wc -l <"$work/doh.log")" -gt "$queries_before" ]; then
+  && wait_until 5 stat_is accepted 2 && [ "$(wc -l <"$work/doh.log")" -gt "$queries_before" ]; then
   pass "with --outbound-mark 0x100 and a mark exemption (no uid match), on a dual-stack [::] listener: https and http reach the origin, 2 accepts (no loop)"
 else
   fail "outbound mark: accepted $(stat accepted 2>/dev/null)"; tail -5 "$work/proxy-mark.log"

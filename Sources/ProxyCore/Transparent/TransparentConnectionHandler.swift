@@ -65,7 +65,9 @@ final class TransparentConnectionHandler: ChannelInboundHandler, RemovableChanne
             guard let original, original != context.channel.localAddress, !self.shared.ownListeners.contains(original) else {
                 // Not redirected (a direct connection to this port): never an open relay.
                 self.shared.stats.missingOriginalDestination()
-                self.logger.notice("transparent connection without an original destination (not redirected); closed")
+                self.shared.problemLog.run { suppressed in
+                    self.logger.notice("transparent connection without an original destination (not redirected); closed", metadata: ["suppressed": "\(suppressed)"])
+                }
                 self.state = .done
                 context.close(promise: nil)
                 return
@@ -123,7 +125,11 @@ final class TransparentConnectionHandler: ChannelInboundHandler, RemovableChanne
         timer = nil
         shared.stats.peeked(outcome)
         if case .malformed(let reason) = peek {
-            logger.info("transparent connection: not a well-formed ClientHello; relayed to its original destination", metadata: ["reason": "\(reason)"])
+            shared.problemLog.run { suppressed in
+                logger.info(
+                    "transparent connection: not a well-formed ClientHello; relayed to its original destination",
+                    metadata: ["reason": "\(reason)", "suppressed": "\(suppressed)"])
+            }
         }
         switch step {
         case .wait:
@@ -140,10 +146,12 @@ final class TransparentConnectionHandler: ChannelInboundHandler, RemovableChanne
                 if hijack {
                     self.shared.stats.hijack()
                     self.env.metrics?.transparentHijacks.increment()
-                    self.logger.notice(
-                        "transparent connection: the client dialed an address HTTPDNS does not give for its name",
-                        metadata: ["name": "\(name)", "original_dst": "\(ClientConnectionHandler.format(original))"]
-                    )
+                    self.shared.hijackLog.run { suppressed in
+                        self.logger.notice(
+                            "transparent connection: the client dialed an address HTTPDNS does not give for its name",
+                            metadata: ["name": "\(name)", "original_dst": "\(ClientConnectionHandler.format(original))", "suppressed": "\(suppressed)"]
+                        )
+                    }
                 }
                 switch route {
                 case .relayByName:
@@ -178,7 +186,9 @@ final class TransparentConnectionHandler: ChannelInboundHandler, RemovableChanne
         record.fail(ProxyError(.resolveFailed, reason))
         record.totalMs = (NIODeadline.now() - started).milliseconds
         env.finished(record)
-        logger.notice("transparent connection refused", metadata: ["reason": "\(reason)"])
+        shared.problemLog.run { suppressed in
+            logger.notice("transparent connection refused", metadata: ["reason": "\(reason)", "suppressed": "\(suppressed)"])
+        }
         context.close(promise: nil)
     }
 
@@ -211,7 +221,10 @@ final class TransparentConnectionHandler: ChannelInboundHandler, RemovableChanne
                 record.fail(proxyError)
                 record.totalMs = (NIODeadline.now() - self.started).milliseconds
                 self.env.finished(record)
-                self.logger.info("transparent relay failed", metadata: ["target": "\(host):\(port)", "error": "\(proxyError.message)"])
+                self.shared.problemLog.run { suppressed in
+                    self.logger.info(
+                        "transparent relay failed", metadata: ["target": "\(host):\(port)", "error": "\(proxyError.message)", "suppressed": "\(suppressed)"])
+                }
                 context.close(promise: nil)
             }
         }

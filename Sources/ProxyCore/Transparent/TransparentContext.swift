@@ -8,6 +8,10 @@ final class TransparentContext: Sendable {
     let resolver: any UpstreamResolver
     let stats: TransparentStats
     let ownListeners: OwnListeners
+    /// At most one line a second for what any client can repeat at will (hijacks, relays that
+    /// failed, connections that were not redirected).
+    let hijackLog = LogRateLimiter()
+    let problemLog = LogRateLimiter()
 
     init(env: ProxyEnvironment, resolver: any UpstreamResolver, stats: TransparentStats, ownListeners: OwnListeners) {
         self.env = env

@@ -37,12 +37,12 @@ wait_until 10 grep -q ready "$work/peers.out" || { fail "origin servers did not 
 
 # The rules, installed by the shipped command, in the pod's namespace.
 ip netns exec "$POD" "$binary" transparent-rules --listener-port 15001 --ports 80,443,2525 --proxy-uid 10001 >"$work/rules.sh"
-if ip netns exec "$POD" "$binary" transparent-rules --listener-port 15001 --ports 80,443,2525 --proxy-uid 10001 --apply 2>"$work/apply.err" \
-  && ip netns exec "$POD" "$binary" transparent-rules --listener-port 15001 --ports 80,443,2525 --proxy-uid 10001 --apply 2>>"$work/apply.err" \
+if ip netns exec "$POD" "$binary" transparent-rules --listener-port 15001 --ports 80,443,2525 --proxy-uid 10001 --drop-quic --apply 2>"$work/apply.err" \
+  && ip netns exec "$POD" "$binary" transparent-rules --listener-port 15001 --ports 80,443,2525 --proxy-uid 10001 --drop-quic --apply 2>>"$work/apply.err" \
   && [ "$(ip netns exec "$POD" iptables -w -t nat -S OUTPUT | grep -c HTTPDNS_PROXY_REDIRECT)" = 1 ] \
   && ip netns exec "$POD" iptables -w -t nat -S HTTPDNS_PROXY_REDIRECT | grep -q -- '--uid-owner 10001 -j RETURN' \
   && ip netns exec "$POD" ip6tables -w -t nat -S HTTPDNS_PROXY_REDIRECT | grep -q 'REDIRECT --to-ports 15001'; then
-  pass "transparent-rules --apply (twice: one copy) installed the IPv4 and IPv6 redirect, uid 10001 exempt"
+  pass "transparent-rules --drop-quic --apply (twice: one copy) installed the IPv4 and IPv6 redirect, uid 10001 exempt"
 else
   fail "transparent-rules --apply"; cat "$work/apply.err"; ip netns exec "$POD" iptables -t nat -S || true
 fi
@@ -72,6 +72,25 @@ if [ "$(in_app getent hosts origin.test | awk '{print $1}')" = 10.233.1.66 ]; th
 else
   fail "the app's /etc/hosts is not in place"
 fi
+
+quic="$(in_app python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect(("10.233.1.66", 443))
+s.settimeout(5)
+try:
+    s.send(b"quic initial")
+    s.recv(1)
+    print("answered")
+except (ConnectionRefusedError, PermissionError) as error:
+    print("blocked", type(error).__name__)
+except socket.timeout:
+    print("no answer")
+' 2>&1 || true)"
+case "$quic" in
+  blocked*) pass "--drop-quic: the app's UDP to port 443 is rejected at once ($quic), so QUIC clients fall back to TCP" ;;
+  *) fail "UDP 443 not blocked: $quic" ;;
+esac
 
 body="$(in_app curl -sS --max-time 10 http://origin.test/hello 2>&1 || true)"
 [ "$body" = "origin /hello" ] && pass "curl http://origin.test/hello, no proxy variables: '$body'" || fail "curl http: '$body'"

@@ -37,6 +37,10 @@ if [ "$mode" = "--with-test-tools" ]; then
   command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
   # logrotate rotates the access log under load (deploy/logrotate/httpdns-proxy).
   command -v logrotate >/dev/null 2>&1 || [ -x /usr/sbin/logrotate ] || missing+=(logrotate)
+  # iptables/ip6tables (nft backend) install the transparent-interception rules in
+  # scripts/transparent-netns-test.sh; node runs its fetch() client (any node with fetch, 18+).
+  command -v iptables >/dev/null 2>&1 || [ -x /usr/sbin/iptables ] || missing+=(iptables)
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
   # strace counts the proxy's accept() calls while descriptors are exhausted.
   command -v strace >/dev/null 2>&1 || missing+=(strace)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)

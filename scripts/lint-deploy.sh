@@ -26,6 +26,9 @@ sed -n '/^# services:$/,$p' docker/compose.yaml | sed -E 's/^# ?//' >"$variant"
 echo "== compose-spec schema: the commented shared-network variant in docker/compose.yaml"
 check-jsonschema --builtin-schema vendor.compose-spec "$variant"
 
+echo "== compose-spec schema: docker/compose.transparent.yaml"
+check-jsonschema --builtin-schema vendor.compose-spec docker/compose.transparent.yaml
+
 echo "== kubernetes-validate --strict deploy/kubernetes/*.yaml"
 kubernetes-validate --strict deploy/kubernetes/*.yaml
 

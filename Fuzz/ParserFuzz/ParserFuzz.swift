@@ -13,12 +13,13 @@ enum FuzzTarget: String {
     case dohJSON = "doh-json"
     case alibabaJSON = "alibaba-json"
     case staticList = "static-list"
+    case clientHello = "client-hello"
 }
 
 let target: FuzzTarget = {
     let name = ProcessInfo.processInfo.environment["FUZZ_TARGET"] ?? ""
     guard let target = FuzzTarget(rawValue: name) else {
-        fatalError("set FUZZ_TARGET to one of: request-target, header-rewriter, dns-wire, doh-json, alibaba-json, static-list")
+        fatalError("set FUZZ_TARGET to one of: request-target, header-rewriter, dns-wire, doh-json, alibaba-json, static-list, client-hello")
     }
     return target
 }()
@@ -50,6 +51,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = try? AlibabaHTTPDNS.parseBatch(bytes)
     case .staticList:
         _ = try? StaticList.parse(bytes)
+    case .clientHello:
+        fuzzPeek(bytes)
     }
     return 0
 }
@@ -93,6 +96,27 @@ func fuzzRewriter(_ bytes: [UInt8]) {
     ) {
         let codings = out.head.headers.filter { $0.name.lowercased() == "transfer-encoding" }.map(\.value)
         precondition(codings.isEmpty || codings == ["chunked"], "relayed Transfer-Encoding \(codings)")
+    }
+}
+
+/// The transparent listener's first-bytes reader (TLS ClientHello SNI, HTTP Host): a name it
+/// returns is a lower-case DNS name, and a decision made on a prefix never changes when more
+/// bytes arrive (the listener acts on the first one). The first input byte picks the prefix.
+func fuzzPeek(_ bytes: [UInt8]) {
+    let whole = TransparentPeek.classify(bytes)
+    switch whole {
+    case .tls(let name?), .http(let name?):
+        precondition(!name.isEmpty && name.utf8.count <= 253 && name == name.lowercased(), "name \(name)")
+        precondition(name.utf8.allSatisfy { $0 == 0x2E || $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) })
+    default:
+        break
+    }
+    guard let first = bytes.first, bytes.count > 1 else { return }
+    let cut = 1 + Int(first) * (bytes.count - 1) / 255
+    let prefix = TransparentPeek.classify(bytes[1..<cut])
+    let rest = TransparentPeek.classify(bytes[1...])
+    if prefix != .needMore {
+        precondition(prefix == rest, "prefix decided \(prefix), whole \(rest)")
     }
 }
 

@@ -1,6 +1,8 @@
 #ifndef HTTPDNS_PROXY_CCURL_SHIM_H
 #define HTTPDNS_PROXY_CCURL_SHIM_H
 #include <curl/curl.h>
+#include <stdint.h>
+#include <sys/socket.h>
 
 /*
  * curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt are variadic, and Swift cannot call
@@ -50,6 +52,23 @@ static inline CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, 
 /* CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION share this signature. */
 static inline CURLcode ccurl_easy_setopt_write_callback(CURL *handle, CURLoption option, curl_write_callback callback) {
     return curl_easy_setopt(handle, option, callback);
+}
+
+/* CURLOPT_SOCKOPTFUNCTION: puts the netfilter mark carried in `clientp` (SO_MARK) on each
+ * connection socket before it connects, so redirect rules can exempt the proxy's own traffic. */
+static int ccurl_sockopt_mark(void *clientp, curl_socket_t fd, curlsocktype purpose) {
+    unsigned int mark = (unsigned int)(uintptr_t)clientp;
+    if (purpose == CURLSOCKTYPE_IPCXN && mark != 0
+        && setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof mark) != 0) {
+        return CURL_SOCKOPT_ERROR;
+    }
+    return CURL_SOCKOPT_OK;
+}
+
+static inline CURLcode ccurl_easy_set_socket_mark(CURL *handle, unsigned int mark) {
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, ccurl_sockopt_mark);
+    if (code != CURLE_OK) return code;
+    return curl_easy_setopt(handle, CURLOPT_SOCKOPTDATA, (void *)(uintptr_t)mark);
 }
 
 static inline CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *out) {

@@ -66,6 +66,11 @@ final class CurlEasyHandle {
         try check(ccurl_easy_setopt_write_callback(pointer, option, callback), option)
     }
 
+    /// SO_MARK on every connection socket of this handle.
+    func setSocketMark(_ mark: UInt32) throws(CurlTransportError) {
+        try check(ccurl_easy_set_socket_mark(pointer, mark), CURLOPT_SOCKOPTFUNCTION)
+    }
+
     /// CURLOPT_COPYPOSTFIELDS with binary data: libcurl copies `bytes` (size set first).
     func setPostBody(_ bytes: [UInt8]) throws(CurlTransportError) {
         try set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(bytes.count))

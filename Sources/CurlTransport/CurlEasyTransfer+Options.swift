@@ -28,6 +28,10 @@ extension CurlEasyTransfer {
             try easy.set(CURLOPT_CONNECTTIMEOUT_MS, connect)
         }
         try easy.set(CURLOPT_USERAGENT, userAgent)
+        let mark = CurlSocketMark.value.load(ordering: .relaxed)
+        if mark != 0 {
+            try easy.setSocketMark(mark)
+        }
 
         if let connectToEntry {
             let list = try CurlStringList([connectToEntry])

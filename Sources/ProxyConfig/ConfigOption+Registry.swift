@@ -17,13 +17,14 @@ extension ConfigOption {
         connectTimeout, ipBackoff, ipBackoffMax, upstreamTimeout, headerTimeout, clientIdleTimeout, tunnelIdleTimeout,
         poolMaxIdle, poolIdleTimeout, shutdownGrace, via, threads,
         compareSystemDNS, compareRate, probeDomains,
+        transparentListen, transparentFallback, transparentPeekTimeout, outboundMark,
     ]
 
-    private static let durationExpectation = "expected a duration like 500ms, 3s, 1.5s, 5m or 1h (a bare number means seconds)"
-    private static let hostPortExpectation = "expected host:port like 127.0.0.1:8080, [::1]:8080 or localhost:8080"
+    static let durationExpectation = "expected a duration like 500ms, 3s, 1.5s, 5m or 1h (a bare number means seconds)"
+    static let hostPortExpectation = "expected host:port like 127.0.0.1:8080, [::1]:8080 or localhost:8080"
 
     /// A timeout option; all durations share syntax and the "> 0" rule.
-    private static func durationOption(
+    static func durationOption(
         _ name: String, default defaultText: String, help: String,
         set: @escaping @Sendable (inout ProxyConfiguration, TimeAmount) -> Void
     ) -> ConfigOption {

@@ -154,6 +154,15 @@ extension ConfigurationLoader {
                 + "(admin-listen from \(origin(ConfigOption.adminListen.name)), listen from \(origin(ConfigOption.listen.name))); "
                 + "use another port or set --admin-listen off")
         }
+        if let transparent = config.transparentListen, transparent.port != 0,
+           transparent == config.listen || transparent == config.adminListen {
+            throw .conflict(reason: "--transparent-listen \(transparent) (from \(origin(ConfigOption.transparentListen.name))) is also "
+                + "the address of --listen or --admin-listen; use another port")
+        }
+        if config.transparentListen != nil, !config.proxyAuth.isEmpty {
+            throw .conflict(reason: "--transparent-listen (from \(origin(ConfigOption.transparentListen.name))) and --proxy-auth "
+                + "(from \(origin(ConfigOption.proxyAuth.name))) do not go together: a redirected app cannot send proxy credentials")
+        }
 
         let providerText = "--provider \(config.provider.rawValue) (from \(origin(ConfigOption.provider.name)))"
         func setting(_ option: ConfigOption) -> String {

@@ -81,6 +81,10 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("compareRate", "\(compareRate)"),
             ("probeDomains", list(probeDomains)),
             ("systemDNSDomains", "\(systemDNSDomains)"),
+            ("transparentListen", text(transparentListen)),
+            ("transparentFallback", transparentFallback.rawValue),
+            ("transparentPeekTimeout", duration(transparentPeekTimeout)),
+            ("outboundMark", text(outboundMark)),
         ]
     }
 

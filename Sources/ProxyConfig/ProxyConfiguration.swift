@@ -168,6 +168,17 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var probeDomains: [ProbeTarget] = []
     /// Names resolved only by the system resolver (`system-dns-domain`). Default: none.
     public var systemDNSDomains = SystemDNSDomains()
+    /// Where connections redirected by netfilter (REDIRECT) are accepted; nil: off. Default nil.
+    public var transparentListen: HostPort?
+    /// A transparent connection whose name HTTPDNS cannot answer goes to its original destination,
+    /// or is refused. Default original.
+    public var transparentFallback: TransparentFallback = .original
+    /// How long a transparent connection's first bytes (ClientHello, request head) are waited
+    /// for before it is relayed to its original destination as is. Default 300ms.
+    public var transparentPeekTimeout: TimeAmount = .milliseconds(300)
+    /// SO_MARK put on every outbound socket (origins and the resolver), so netfilter rules can
+    /// exempt the proxy's own traffic from redirection; nil: none. Default nil.
+    public var outboundMark: UInt32?
 
     /// The documented defaults, used for every option no source sets.
     public static let defaults = ProxyConfiguration(

@@ -237,6 +237,18 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.probeDomains.name), help: help(for: .probeDomains))
     public var probeDomains: String?
 
+    @Option(name: .customLong(ConfigOption.transparentListen.name), help: help(for: .transparentListen))
+    public var transparentListen: String?
+
+    @Option(name: .customLong(ConfigOption.transparentFallback.name), help: help(for: .transparentFallback))
+    public var transparentFallback: String?
+
+    @Option(name: .customLong(ConfigOption.transparentPeekTimeout.name), help: help(for: .transparentPeekTimeout))
+    public var transparentPeekTimeout: String?
+
+    @Option(name: .customLong(ConfigOption.outboundMark.name), help: help(for: .outboundMark))
+    public var outboundMark: String?
+
     public init() {}
 
     /// The flags that were given, keyed by option name; repeated flags keep every value in order.
@@ -317,6 +329,10 @@ public struct ServeOptions: ParsableArguments, Sendable {
         put(.compareSystemDNS, compareSystemDNS)
         put(.compareRate, compareRate)
         put(.probeDomains, probeDomains)
+        put(.transparentListen, transparentListen)
+        put(.transparentFallback, transparentFallback)
+        put(.transparentPeekTimeout, transparentPeekTimeout)
+        put(.outboundMark, outboundMark)
         return values
     }
 

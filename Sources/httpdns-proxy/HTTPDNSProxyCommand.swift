@@ -13,7 +13,7 @@ struct HTTPDNSProxyCommand: AsyncParsableCommand {
             environment > config file > defaults. See docs/configuration.md.
             """,
         version: BuildInfo.versionText,
-        subcommands: [ServeCommand.self, ResolveCommand.self, HealthcheckCommand.self],
+        subcommands: [ServeCommand.self, ResolveCommand.self, HealthcheckCommand.self, TransparentRulesCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 }

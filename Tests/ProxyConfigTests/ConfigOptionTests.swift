@@ -17,7 +17,7 @@ import Testing
     @Test func registryNamesAreUniqueKebabCase() {
         let names = ConfigOption.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 73)
+        #expect(names.count == 77)
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
@@ -144,6 +144,8 @@ import Testing
             "HTTPDNS_PROXY_COMPARE_SYSTEM_DNS": "yes", "HTTPDNS_PROXY_COMPARE_RATE": "5",
             // (alibaba-encryption's default text "none" is a value, but reads as "no default" here.)
             "HTTPDNS_PROXY_ALIBABA_API": "v1", "HTTPDNS_PROXY_SCHEDULER_REFRESH": "1ms",
+            "HTTPDNS_PROXY_TRANSPARENT_LISTEN": "127.0.0.1:2", "HTTPDNS_PROXY_TRANSPARENT_FALLBACK": "refuse",
+            "HTTPDNS_PROXY_TRANSPARENT_PEEK_TIMEOUT": "1ms", "HTTPDNS_PROXY_OUTBOUND_MARK": "1",
         ])
         for option in ConfigOption.all where option.defaultText != "none" {
             #expect(fieldText(config, option.name) != fieldText(.defaults, option.name), "\(option.name)")

@@ -14,6 +14,7 @@ struct OptionSample: Sendable, CustomStringConvertible {
 }
 
 private let s = 1_000_000_000
+private let ms = 1_000_000
 
 /// Sources get different values wherever the option has more than one valid
 /// value, so a precedence mistake changes the result.
@@ -179,6 +180,14 @@ let optionSamples: [OptionSample] = [
     .init(name: "probe-domains", defaultValue: "",
           file: ("[API.example.com, 'b.example:8443']", "api.example.com,b.example:8443"), env: ("c.example:443", "c.example"),
           flag: (["d.example:80,e.example"], "d.example:80,e.example")),
+    .init(name: "transparent-listen", defaultValue: "off",
+          file: ("'127.0.0.1:15001'", "127.0.0.1:15001"), env: ("[::]:15001", "[::]:15001"), flag: (["0.0.0.0:15002"], "0.0.0.0:15002")),
+    .init(name: "transparent-fallback", defaultValue: "original",
+          file: ("refuse", "refuse"), env: ("original", "original"), flag: (["refuse"], "refuse")),
+    .init(name: "transparent-peek-timeout", defaultValue: "\(300 * ms)",
+          file: ("1s", "\(1000 * ms)"), env: ("50ms", "\(50 * ms)"), flag: (["2"], "\(2000 * ms)")),
+    .init(name: "outbound-mark", defaultValue: "off",
+          file: ("0x10", "16"), env: ("7", "7"), flag: (["4294967295"], "4294967295")),
 ]
 
 @Suite struct PrecedenceTests {

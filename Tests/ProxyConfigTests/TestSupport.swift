@@ -113,6 +113,10 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "compare-rate": "\(config.compareRate)"
     case "probe-domains": config.probeDomains.map(\.description).joined(separator: ",")
     case "system-dns-domain": config.systemDNSDomains.suffixes.joined(separator: ",")
+    case "transparent-listen": config.transparentListen?.description ?? "off"
+    case "transparent-fallback": config.transparentFallback.rawValue
+    case "transparent-peek-timeout": "\(config.transparentPeekTimeout.nanoseconds)"
+    case "outbound-mark": config.outboundMark.map { "\($0)" } ?? "off"
     default: nil
     }
 }

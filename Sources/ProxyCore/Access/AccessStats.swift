@@ -13,4 +13,6 @@ public struct AccessStats: Sendable, Equatable, Codable {
     /// nil without `--proxy-auth`.
     public var authSuccesses: Int?
     public var authFailures: Int?
+    /// The transparent listener's counters; nil when `--transparent-listen` is off.
+    public var transparent: TransparentStats.Snapshot? = nil
 }

@@ -38,6 +38,7 @@ enum AdminPage {
         <header><h1>httpdns-proxy</h1><span id="health">…</span><span class="muted">updated <span id="updated">never</span></span></header>
         <main>
         \(overviewSection)
+        \(transparentSection)
         <section id="traffic">
           <h2>Requests</h2>
           <div class="figures">
@@ -279,6 +280,7 @@ enum AdminPage {
         }
 
         \(overviewScript)
+        \(transparentScript)
 
         var timer = null;
         function refresh(once) {
@@ -296,6 +298,7 @@ enum AdminPage {
               renderAudit(r[5]);
               renderErrors(r[6]);
               renderSummary(r[7]);
+              renderTransparent(r[1]);
               document.getElementById("updated").textContent = new Date().toLocaleTimeString();
               document.body.setAttribute("data-refreshes", String(Number(document.body.getAttribute("data-refreshes") || 0) + 1));
             })

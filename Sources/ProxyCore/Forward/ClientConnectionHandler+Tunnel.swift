@@ -3,6 +3,14 @@ import NIOHTTP1
 
 /// CONNECT tunnels and upgrades: dialing the target, then handing both channels to `TunnelSwitch`.
 extension ClientConnectionHandler {
+    /// A request or tunnel is over (records of a transparent connection say so).
+    func finished(_ record: AccessLogRecord) {
+        guard let transparent else { return env.finished(record) }
+        var record = record
+        transparent.tag(&record)
+        env.finished(record)
+    }
+
     func connectTunnel(_ target: RequestTarget, context: ChannelHandlerContext) {
         env.connector.connect(
             host: target.host,
@@ -84,9 +92,12 @@ extension ClientConnectionHandler {
                 let upstreamBytes = upgraded?.takeCollected() ?? []
                 if let upgraded { upstreamChannel.pipeline.syncOperations.removeHandler(upgraded, promise: nil) }
                 let env = self.env
+                let transparent = self.transparent
                 let recorder = TunnelRecorder(record: record, started: started) { record in
                     env.metrics?.tunnels.decrement()
                     env.traffic.tunnelClosed()
+                    var record = record
+                    transparent?.tag(&record)
                     env.finished(record)
                 }
                 do {

@@ -31,6 +31,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     var tunnelChannel: (any Channel)?
     /// The environment's settings generation the machine was last given.
     private var settingsGeneration: Int
+    /// Set on a transparent connection's HTTP pipeline: its records say so.
+    var transparent: TransparentOrigin?
 
     init(
         env: ProxyEnvironment,
@@ -207,7 +209,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             if keepAlive { observer.arm(onRequestBytes) }
         case .close(let closeUpstream, let log):
             if closeUpstream { dispose(.close) }
-            if let log { env.finished(log) }
+            if let log { finished(log) }
             context.close(promise: nil)
         case .closeAfterLastWrite:
             closeAfterLastWrite(context: context)
@@ -248,7 +250,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         context: ChannelHandlerContext
     ) {
         dispose(disposal)
-        if let log { env.finished(log) }
+        if let log { finished(log) }
         switch then {
         case .closeAfterLastWrite:
             closeAfterLastWrite(context: context)
@@ -336,7 +338,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         // Recorded before the answer goes out: a client that sends its next request on another
         // connection (another event loop) as soon as it reads this one must find this one first
         // in the access log and /errors.
-        env.finished(record)
+        finished(record)
         if keepAlive {
             writeResponse(.head(head), context: context)
             writeResponse(.body(.byteBuffer(body)), context: context)
@@ -358,7 +360,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         var record = record
         record.bytesDown = body.readableBytes
         writeAndClose(head, body: body, context: context)
-        env.finished(record)
+        finished(record)
     }
 
     private func writeAndClose(_ head: HTTPResponseHead, body: ByteBuffer, context: ChannelHandlerContext) {

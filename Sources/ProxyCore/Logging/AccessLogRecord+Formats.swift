@@ -23,7 +23,7 @@ extension AccessLogRecord {
         } else {
             out.escaped(method)
             out.raw(" ")
-            out.escaped(kind == .tunnel ? "\(host):\(port)" : url)
+            out.escaped(isTunnelLike ? "\(host):\(port)" : url)
             out.raw(httpMinor == 0 ? " HTTP/1.0" : " HTTP/1.1")
         }
         out.raw("\" ")
@@ -62,7 +62,7 @@ extension AccessLogRecord {
         out.raw(" ")
         out.escaped(method)
         out.raw(" ")
-        if kind == .tunnel {
+        if isTunnelLike {
             out.escaped("\(host):\(port)")
         } else if host.isEmpty {
             out.raw("-")
@@ -89,7 +89,7 @@ extension AccessLogRecord {
             return "TCP_DENIED"
         default:
             if method == "-" { return "NONE_NONE" }
-            return kind == .tunnel ? "TCP_TUNNEL" : "TCP_MISS"
+            return isTunnelLike ? "TCP_TUNNEL" : "TCP_MISS"
         }
     }
 

@@ -3,7 +3,8 @@ import NIOCore
 /// One access-log line: a forwarded request or a tunnel. Durations are milliseconds; nil when the
 /// phase did not happen (e.g. no connect because a pooled connection was reused).
 public struct AccessLogRecord: Sendable, Equatable {
-    public enum Kind: String, Sendable { case request, tunnel }
+    /// `transparent`: a connection of the transparent listener (a relay, or an HTTP request).
+    public enum Kind: String, Sendable { case request, tunnel, transparent }
 
     public var kind: Kind
     public var client: String
@@ -47,10 +48,19 @@ public struct AccessLogRecord: Sendable, Equatable {
     var clientRequestID: String?
     /// The request's HTTP minor version (1.0 or 1.1), for the combined format's request line.
     public var httpMinor = 1
+    /// Transparent connections: where the client dialed (SO_ORIGINAL_DST), what its first bytes
+    /// were (`TransparentStats.Peek` labels) and whether that address is none of HTTPDNS's for the
+    /// name (a hijacked or stale local DNS answer).
+    public var originalDestination: String?
+    public var peek: String?
+    public var hijack: Bool?
     /// `error` as a bounded label (a `ProxyError` kind or one of `abortReasons`), for metrics.
     public var errorReason: String?
 
     static let userAgentLimit = 256
+
+    /// A byte relay (CONNECT tunnel, upgrade, transparent relay) rather than one HTTP exchange.
+    var isTunnelLike: Bool { kind == .tunnel || (kind == .transparent && scheme != "http") }
 
     /// This request's id: the client's own when it sent a valid one, else `<connection>-<number>`.
     public var requestID: String? {
@@ -136,6 +146,11 @@ public struct AccessLogRecord: Sendable, Equatable {
         out.milliseconds("total_ms", totalMs)
         out.string("error", error)
         out.string("user_agent", userAgent)
+        if kind == .transparent {
+            out.string("original_dst", originalDestination)
+            out.string("peek", peek)
+            out.raw(hijack == true ? ",\"hijack\":true" : ",\"hijack\":false")
+        }
         if let clientRequestID {
             out.string("request_id", clientRequestID)
         } else if connectionID != 0 {

@@ -1,7 +1,7 @@
 extension ProxyMetrics {
     /// HELP text of every metric (swift-metrics carries none, so the exposition gets it here).
     public static let help: [String: String] = [
-        "httpdns_proxy_requests_total": "Finished requests and tunnels by kind (http, https, connect, upgrade) and status class.",
+        "httpdns_proxy_requests_total": "Finished requests and tunnels by kind (http, https, connect, upgrade, transparent) and status class.",
         "httpdns_proxy_request_duration_seconds": "Time from a request's head to its last response byte (tunnels: to their close), by kind.",
         "httpdns_proxy_request_errors_total": "Requests and tunnels that ended in an error, by reason (a bounded error kind).",
         "httpdns_proxy_client_connections_active": "Admitted client connections open now.",
@@ -21,6 +21,7 @@ extension ProxyMetrics {
         "httpdns_proxy_address_probes_total": "TCP connect probes of answers for --probe-domains, by result (ok, refused, timeout, other).",
         "httpdns_proxy_config_reloads_total": "Configuration reloads by result.",
         "httpdns_proxy_network_changes_total": "Changes of the host's interface addresses seen by the network monitor (each refreshes the cache in the background).",
+        "httpdns_proxy_transparent_hijacks_total": "Transparent connections whose original destination is none of HTTPDNS's addresses for their SNI or Host name (the app's own DNS answer was hijacked or stale).",
         "httpdns_proxy_build_info": "Always 1; the version label is the running build.",
     ]
 

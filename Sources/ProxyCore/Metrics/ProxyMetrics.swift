@@ -7,8 +7,8 @@ import NIOCore
 public final class ProxyMetrics: Sendable {
     /// `kind` of a finished request or tunnel.
     enum RequestKind: Int, CaseIterable {
-        case http, https, connect, upgrade
-        var label: String { ["http", "https", "connect", "upgrade"][rawValue] }
+        case http, https, connect, upgrade, transparent
+        var label: String { ["http", "https", "connect", "upgrade", "transparent"][rawValue] }
     }
 
     static let codeClasses = ["2xx", "3xx", "4xx", "5xx"]
@@ -42,6 +42,9 @@ public final class ProxyMetrics: Sendable {
     private let reloads: [Counter]
     private let buildInfo: Gauge
     private let networkChanges: Counter
+    /// Transparent connections and requests whose original destination is none of HTTPDNS's
+    /// addresses for their name.
+    let transparentHijacks: Counter
 
     public init(version: String, factory: any MetricsFactory = MetricsSystem.factory) {
         var requests: [Counter] = []
@@ -79,6 +82,7 @@ public final class ProxyMetrics: Sendable {
         buildInfo = Gauge(label: "httpdns_proxy_build_info", dimensions: [("version", version)], factory: factory)
         buildInfo.record(1)
         networkChanges = Counter(label: "httpdns_proxy_network_changes_total", factory: factory)
+        transparentHijacks = Counter(label: "httpdns_proxy_transparent_hijacks_total", factory: factory)
         // Zero-valued series exist from the start, so rates and alerts see them before the first event.
         clientConnections.set(0)
         tunnels.set(0)
@@ -92,6 +96,7 @@ public final class ProxyMetrics: Sendable {
         switch record.kind {
         case .tunnel: kind = record.method == "CONNECT" ? .connect : .upgrade
         case .request: kind = record.status == 101 ? .upgrade : (record.scheme == "https" ? .https : .http)
+        case .transparent: kind = .transparent
         }
         if let reason = record.errorReason { errors[reason]?.increment() }
         // A request that got no answer at all (the client left first) has no status class.

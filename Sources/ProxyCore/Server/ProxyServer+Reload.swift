@@ -39,6 +39,6 @@ extension ProxyServer {
         "allowClients", "proxyAuth", "proxyAuthRealm", "maxConnections", "maxConnectionsPerClient",
         "connectPorts", "allowDestinations", "caFile", "tlsUpgrade", "spkiPins",
         "connectTimeout", "upstreamTimeout", "headerTimeout", "clientIdleTimeout", "tunnelIdleTimeout",
-        "requestIDHeader",
+        "requestIDHeader", "transparentFallback", "transparentPeekTimeout",
     ]
 }

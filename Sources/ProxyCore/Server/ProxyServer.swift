@@ -20,7 +20,7 @@ public final class ProxyServer: Service, Sendable {
     let env: ProxyEnvironment
     /// The listener's address once bound (a configured port 0 becomes the real port).
     let bound = NIOLockedValueBox<SocketAddress?>(nil)
-    private let tracker = ChannelTracker()
+    let tracker = ChannelTracker()
     /// Client ACL and connection limits, decided at accept.
     let admission: ClientAdmission
     /// Hashes proxy credentials off the event loops.
@@ -29,11 +29,13 @@ public final class ProxyServer: Service, Sendable {
     let connector: UpstreamConnector
     /// The open-file limit the default connection limit is derived from.
     let openFileLimit: Int
-    private let acceptErrorLog: LogRateLimiter
+    let acceptErrorLog: LogRateLimiter
     /// accept() failures for lack of descriptors or memory, each followed by a pause (`/stats`).
     let acceptCounters = AcceptPauseHandler.Counters()
-    private let refusalLog: LogRateLimiter
-    private let logger: Logger
+    let refusalLog: LogRateLimiter
+    let logger: Logger
+    /// What the transparent listener (`--transparent-listen`) did (`/stats`).
+    public let transparentStats = TransparentStats()
     private let onBound: @Sendable (SocketAddress) -> Void
     /// Per-endpoint health learned by every upstream connection (shown by the admin `/health/ips`).
     public let ipHealth: IPHealthRegistry
@@ -91,7 +93,8 @@ public final class ProxyServer: Service, Sendable {
             tlsContext: tlsContext,
             health: ipHealth,
             ownListeners: ownListeners,
-            metrics: metrics
+            metrics: metrics,
+            outboundMark: configuration.outboundMark
         )
         self.connector = connector
         self.env = ProxyEnvironment(
@@ -127,7 +130,8 @@ public final class ProxyServer: Service, Sendable {
             rejectedByLimits: admission.rejectedByLimits,
             acceptFailures: acceptCounters.acceptFailures,
             authSuccesses: env.authenticator?.successes,
-            authFailures: env.authenticator?.failures
+            authFailures: env.authenticator?.failures,
+            transparent: transparentSnapshot
         )
     }
 
@@ -151,7 +155,8 @@ public final class ProxyServer: Service, Sendable {
     /// request decoder (which keeps bytes after a CONNECT or upgrade head for the tunnel), and the
     /// connection's handler, which serializes responses itself.
     static func configureClientPipeline(
-        _ channel: any Channel, env: ProxyEnvironment, admission: ClientAdmission.Verdict = .admitted
+        _ channel: any Channel, env: ProxyEnvironment, admission: ClientAdmission.Verdict = .admitted,
+        transparent: TransparentOrigin? = nil
     ) throws {
         let sync = channel.pipeline.syncOperations
         let observer = ClientActivityObserver()
@@ -164,15 +169,17 @@ public final class ProxyServer: Service, Sendable {
             )
         )
         try sync.addHandler(decoder)
-        try sync.addHandler(
-            ClientConnectionHandler(
-                env: env,
-                pool: env.pool(for: channel.eventLoop),
-                observer: observer,
-                codec: TunnelSwitch.ClientCodec(decoder: decoder),
-                admission: admission
-            )
+        let targets = transparent.map { TransparentRequestTargetHandler(originalPort: $0.originalDestination.port ?? 80) }
+        if let targets { try sync.addHandler(targets) }
+        let handler = ClientConnectionHandler(
+            env: env,
+            pool: env.pool(for: channel.eventLoop),
+            observer: observer,
+            codec: TunnelSwitch.ClientCodec(decoder: decoder, transparentTargets: targets),
+            admission: admission
         )
+        handler.transparent = transparent
+        try sync.addHandler(handler)
     }
 
     public func run() async throws {
@@ -204,36 +211,24 @@ public final class ProxyServer: Service, Sendable {
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    tracker.add(channel)
-                    let (verdict, client) = admission.admit(channel.remoteAddress)
-                    if let client {
-                        metrics?.clientConnections.increment()
-                        channel.closeFuture.whenComplete { _ in
-                            admission.release(client)
-                            metrics?.clientConnections.decrement()
-                        }
-                    }
-                    if let refusal = verdict.error {
-                        metrics?.rejected(refusal)
-                        refusalLog.run {
-                            logger.notice(
-                                "client connection refused",
-                                metadata: [
-                                    "client": "\(channel.remoteAddress.map(ClientConnectionHandler.format) ?? "?")",
-                                    "reason": "\(refusal.shortDescription)", "suppressed": "\($0)",
-                                ]
-                            )
-                        }
-                    }
+                    let verdict = Self.admit(channel, tracker: tracker, admission: admission, metrics: metrics, refusalLog: refusalLog, logger: logger)
                     try Self.configureClientPipeline(channel, env: env, admission: verdict)
                 }
             }
         let serverChannel: any Channel
+        let transparentChannel: (any Channel)?
         do {
             serverChannel = try await bootstrap.bind(host: configuration.listen.host, port: configuration.listen.port).get()
         } catch {
             try? await authThreads.shutdownGracefully()
             throw ListenerBindError(listener: "proxy", option: "--listen", host: configuration.listen.host, port: configuration.listen.port, error: error)
+        }
+        do {
+            transparentChannel = try await bindTransparentListener()
+        } catch {
+            try? await serverChannel.close()
+            try? await authThreads.shutdownGracefully()
+            throw error
         }
 
         if let address = serverChannel.localAddress {
@@ -248,6 +243,7 @@ public final class ProxyServer: Service, Sendable {
         env.startDraining()
         logger.info("shutting down: no new connections; draining", metadata: ["open_connections": "\(tracker.count)"])
         try? await serverChannel.close()
+        try? await transparentChannel?.close()
         tracker.quiesceAll()
 
         let loop = group.next()

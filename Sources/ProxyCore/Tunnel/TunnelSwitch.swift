@@ -12,6 +12,8 @@ struct TunnelSwitch {
     /// `ClientConnectionHandler` itself).
     struct ClientCodec {
         var decoder: ByteToMessageHandler<HTTPRequestDecoder>
+        /// On a transparent connection: turns origin-form requests into absolute-form ones.
+        var transparentTargets: TransparentRequestTargetHandler? = nil
     }
 
     /// Reads grow from 2 KiB up to 512 KiB while they keep filling the buffer. NIO pools up to
@@ -29,7 +31,10 @@ struct TunnelSwitch {
         upstream: UpstreamHTTPConnection?,
         on eventLoop: any EventLoop
     ) -> EventLoopFuture<Void> {
-        var removals = [client.removeHandler(codec.decoder)]
+        // The request-target handler goes first: the decoder hands its leftover bytes on when it
+        // is removed, and they are tunnel bytes, not request parts.
+        var removals = codec.transparentTargets.map { [client.removeHandler($0)] } ?? []
+        removals.append(client.removeHandler(codec.decoder))
         if let upstream, let decoder = upstream.decoderHandler, let channel = upstream.channel {
             removals.append(channel.pipeline.syncOperations.removeHandler(decoder))
         }

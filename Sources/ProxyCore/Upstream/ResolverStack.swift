@@ -56,6 +56,8 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
 
     /// `metrics`: the resolver's Prometheus counters (nil: none).
     public init(configuration: ProxyConfiguration, logger: Logger, metrics: ResolverMetrics? = nil) {
+        // The resolver's own connections carry --outbound-mark like the origin connections.
+        CurlSocketMark.set(configuration.outboundMark)
         let stats = ResolverStats(metrics: metrics)
         self.stats = stats
         let answers = HTTPDNSAnswerFeed()

@@ -46,6 +46,8 @@ public final class UpstreamConnector: Sendable {
     let ownListeners: OwnListeners
     /// Counts connect attempts by family and result; nil: none.
     let metrics: ProxyMetrics?
+    /// SO_MARK of every origin socket (`--outbound-mark`); nil: none.
+    let outboundMark: UInt32?
 
     public init(
         resolver: any UpstreamResolver,
@@ -54,8 +56,10 @@ public final class UpstreamConnector: Sendable {
         tlsContext: TLSClientContext? = nil,
         health: IPHealthRegistry? = nil,
         ownListeners: OwnListeners = OwnListeners(),
-        metrics: ProxyMetrics? = nil
+        metrics: ProxyMetrics? = nil,
+        outboundMark: UInt32? = nil
     ) {
+        self.outboundMark = outboundMark
         self.ownListeners = ownListeners
         self.metrics = metrics
         self.resolver = resolver
@@ -119,6 +123,9 @@ public final class UpstreamConnector: Sendable {
             }
         }
     }
+
+    /// SO_MARK (linux/socket.h): set before connect, so netfilter sees the mark on the SYN.
+    static let markOption = ChannelOptions.Types.SocketOption(level: .socket, name: NIOBSDSocket.Option(rawValue: 36))
 
     struct Denial: Error {
         var reasons: String
@@ -216,7 +223,11 @@ public final class UpstreamConnector: Sendable {
         let health = self.health
         let metrics = self.metrics
         let attempts = ConnectAttempts()
-        return ClientBootstrap(group: eventLoop)
+        var bootstrap = ClientBootstrap(group: eventLoop)
+        if let outboundMark {
+            bootstrap = bootstrap.channelOption(Self.markOption, value: SocketOptionValue(Int32(bitPattern: outboundMark)))
+        }
+        return bootstrap
             .connectTimeout(connectTimeout)
             .resolver(FixedAddressResolver(addresses: remaining, eventLoop: eventLoop))
             .channelInitializer { channel in

@@ -1,0 +1,64 @@
+import NIOCore
+
+/// What a transparent connection whose name HTTPDNS cannot answer gets (`--transparent-fallback`).
+public enum TransparentFallback: String, Sendable, Hashable, CaseIterable {
+    /// Relayed to the address the client dialed (its own DNS answer).
+    case original
+    /// Closed.
+    case refuse
+}
+
+/// Transparent interception (connections redirected to the proxy by netfilter) and the socket mark
+/// that keeps the proxy's own connections out of the redirect.
+extension ConfigOption {
+    public static let transparentListen = ConfigOption(
+        name: "transparent-listen", valueName: "host:port|off",
+        help: "Address and port for connections redirected by netfilter (REDIRECT; see 'httpdns-proxy transparent-rules'): the original destination is read with SO_ORIGINAL_DST, the name from the TLS SNI or the HTTP Host; [::]:PORT takes IPv4 and IPv6, 'off' disables it",
+        defaultText: "off", expectation: hostPortExpectation + ", or off"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let text = single(items)
+        if text == "off" {
+            config.transparentListen = nil
+            return
+        }
+        config.transparentListen = try HostPort(parsing: text)
+    }
+
+    public static let transparentFallback = ConfigOption(
+        name: "transparent-fallback", valueName: "mode",
+        help: "A transparent connection whose SNI or Host name HTTPDNS cannot answer: 'original' relays it to the address the client dialed, 'refuse' closes it",
+        defaultText: "original", expectation: "expected one of: original, refuse"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.transparentFallback = try keyword(single(items), as: TransparentFallback.self)
+    }
+
+    public static let transparentPeekTimeout = durationOption(
+        "transparent-peek-timeout", default: "300ms",
+        help: "How long a transparent connection's ClientHello or request head is waited for; a client that sent nothing by then (a server-speaks-first protocol) or only part is relayed to its original destination as is"
+    ) { $0.transparentPeekTimeout = $1 }
+
+    public static let outboundMark = ConfigOption(
+        name: "outbound-mark", valueName: "mark|off",
+        help: "Netfilter mark (SO_MARK, 1-4294967295, decimal or 0x hex) put on every outbound socket, to origins and to the resolver service, so redirect rules can skip the proxy's own traffic (needs CAP_NET_ADMIN); 'off' sets none",
+        defaultText: "off", expectation: "expected a number from 1 to 4294967295 (decimal or 0x hex), or off"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let text = single(items)
+        if text == "off" {
+            config.outboundMark = nil
+            return
+        }
+        config.outboundMark = try mark(text)
+    }
+
+    /// A netfilter mark: 1...4294967295, decimal or 0x hex.
+    public static func mark(_ text: String) throws(ConfigurationError) -> UInt32 {
+        let value = text.lowercased().hasPrefix("0x") ? UInt32(text.dropFirst(2), radix: 16) : UInt32(text)
+        guard let value, value > 0 else { throw .malformedValue(reason: "'\(text)' is not a mark from 1 to 4294967295") }
+        return value
+    }
+
+    /// A comma-separated port list (1...65535 each), sorted without duplicates.
+    public static func portList(_ text: String) throws(ConfigurationError) -> [Int] {
+        try ports(text.split(separator: ",").map { String($0.filter { $0 != " " }) })
+    }
+}

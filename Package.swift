@@ -16,8 +16,6 @@ let package = Package(
         // swift-prometheus and serves its text at the admin /metrics.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-        // YAML config file parsing (the only YAML parser in the local package list).
-        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         // Tests only: in-process TLS origins for the OpenSSL client (the proxy itself uses system OpenSSL).
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // Tests only: a real RFC 8941 parser checks the Proxy-Status fields the proxy writes.
@@ -41,6 +39,12 @@ let package = Package(
             pkgConfig: "libxcrypt",
             providers: [.apt(["libcrypt-dev"])]
         ),
+        // libyaml reads the config file (ProxyConfig/YAMLReader.swift); the runtime needs libyaml-0-2.
+        .systemLibrary(
+            name: "CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
+        ),
         // A few lines of C for the netlink socket the network monitor reads (Linux only; elsewhere it
         // reports ENOSYS and the monitor polls).
         .target(name: "CNetlink"),
@@ -48,7 +52,7 @@ let package = Package(
             name: "ProxyConfig",
             dependencies: [
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Yams", package: "Yams"),
+                "CYAML",
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import NIOPosix
 import ProxyConfig
 import ProxyCore
@@ -36,7 +40,7 @@ struct HealthcheckCommand: AsyncParsableCommand {
     }
 
     private func unhealthy(_ reason: String) -> ExitCode {
-        FileHandle.standardError.write(Data("unhealthy: \(reason)\n".utf8))
+        StandardError.write("unhealthy: \(reason)\n")
         return ExitCode(1)
     }
 }

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import ProxyConfig
 import ProxyCore
@@ -27,7 +31,7 @@ struct ResolveCommand: AsyncParsableCommand {
         case .success(let report):
             print(report.text)
         case .failure(let report):
-            FileHandle.standardError.write(Data((report.text + "\n").utf8))
+            StandardError.write(report.text + "\n")
             throw ExitCode(1)
         }
     }

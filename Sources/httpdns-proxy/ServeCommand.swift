@@ -1,6 +1,10 @@
 import ArgumentParser
 import CoreMetrics
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HTTPDNS
 import Logging
 import NIOCore

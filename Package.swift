@@ -48,9 +48,13 @@ let package = Package(
         // A few lines of C for the netlink socket the network monitor reads (Linux only; elsewhere it
         // reports ENOSYS and the monitor polls).
         .target(name: "CNetlink"),
+        // IPAddress, CIDR, HostName, HostPort and their parsing: a leaf, so the resolver library uses
+        // one canonical address text without depending on the configuration.
+        .target(name: "NetworkTypes"),
         .target(
             name: "ProxyConfig",
             dependencies: [
+                "NetworkTypes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "CYAML",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -67,7 +71,7 @@ let package = Package(
             name: "HTTPDNS",
             dependencies: [
                 "CurlTransport",
-                "ProxyConfig",  // IPAddress: one canonical text for an address in both modules
+                "NetworkTypes",  // IPAddress: one canonical text for an address in both modules
                 "COpenSSL",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -87,6 +91,7 @@ let package = Package(
         .target(
             name: "ProxyCore",
             dependencies: [
+                "NetworkTypes",
                 "ProxyConfig",
                 "CCrypt",
                 "CNetlink",

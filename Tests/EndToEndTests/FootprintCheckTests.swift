@@ -69,4 +69,27 @@ struct FootprintCheckTests {
         let found = ["icudt", "_FoundationICU"].filter { data.range(of: Data($0.utf8)) != nil }
         #expect(found.isEmpty, "\(proxy.binary.path) contains \(found): ICU is linked")
     }
+
+    /// The names of the process's threads (`/proc/PID/task/*/comm`).
+    static func threadNames(_ pid: Int32) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").compactMap { task in
+            try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+
+    /// Threads only some features need start only with them: the proxy-auth hashing pool
+    /// (`TP-#n`) with --proxy-auth, NIO's blocking pool (`SGLTN-TP-#n`, system DNS lookups) at the
+    /// first lookup. The audit's and the prober's threads are off by default too.
+    @Test func featureThreadsStartOnlyWhenTheFeatureIsOn() throws {
+        let plain = try ProxyProcess.launch()
+        defer { plain.stop() }
+        let idle = try Self.threadNames(plain.pid)
+        #expect(!idle.contains { $0.hasPrefix("TP-#") || $0.hasPrefix("SGLTN-TP-#") }, "\(idle.sorted())")
+        #expect(idle.filter { $0.hasPrefix("NIO-ELT-") }.count >= 1, "\(idle.sorted())")
+
+        let authenticating = try ProxyProcess.launch(["--proxy-auth", "alice:a-password"])
+        defer { authenticating.stop() }
+        let withAuth = try Self.threadNames(authenticating.pid)
+        #expect(withAuth.contains { $0.hasPrefix("TP-#") }, "the hashing pool runs with --proxy-auth: \(withAuth.sorted())")
+    }
 }

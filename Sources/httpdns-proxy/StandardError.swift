@@ -35,3 +35,13 @@ enum StandardError {
     }
 }
 
+/// The C library's exit, under a name no ParsableCommand member (`exit(withError:)`) shadows.
+func exitProcess(_ status: Int32) -> Never {
+    #if canImport(Glibc)
+    Glibc.exit(status)
+    #elseif canImport(Musl)
+    Musl.exit(status)
+    #else
+    Darwin.exit(status)
+    #endif
+}

@@ -54,10 +54,13 @@ struct FootprintCheckTests {
     @Test func theBinaryHasNoICU() throws {
         let proxy = try ProxyProcess.launch()
         defer { proxy.stop() }
-        let maps = try String(contentsOfFile: "/proc/\(proxy.pid)/maps", encoding: .utf8)
+        // procfs files report size 0: read to the end instead of trusting the size.
+        let handle = try #require(FileHandle(forReadingAtPath: "/proc/\(proxy.pid)/maps"))
+        let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        try? handle.close()
         let mapped = Set(maps.split(separator: "\n").compactMap { $0.split(separator: " ", omittingEmptySubsequences: true).last.map(String.init) })
             .filter { $0.hasPrefix("/") }
-        #expect(mapped.contains { $0.hasSuffix("/httpdns-proxy") }, "the maps name the binary: \(mapped.sorted())")
+        #expect(mapped.contains { $0.hasSuffix("/" + proxy.binary.lastPathComponent) }, "the maps name the binary: \(mapped.sorted())")
         let icu = mapped.filter { path in
             let name = path.split(separator: "/").last.map(String.init) ?? path
             return name.contains("ICU") || name.contains("icu") || name.hasPrefix("libFoundation.so")

@@ -16,8 +16,6 @@ let package = Package(
         // swift-prometheus and serves its text at the admin /metrics.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-        // YAML config file parsing (the only YAML parser in the local package list).
-        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         // Tests only: in-process TLS origins for the OpenSSL client (the proxy itself uses system OpenSSL).
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // Tests only: a real RFC 8941 parser checks the Proxy-Status fields the proxy writes.
@@ -41,14 +39,24 @@ let package = Package(
             pkgConfig: "libxcrypt",
             providers: [.apt(["libcrypt-dev"])]
         ),
+        // libyaml reads the config file (ProxyConfig/YAMLReader.swift); the runtime needs libyaml-0-2.
+        .systemLibrary(
+            name: "CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
+        ),
         // A few lines of C for the netlink socket the network monitor reads (Linux only; elsewhere it
         // reports ENOSYS and the monitor polls).
         .target(name: "CNetlink"),
+        // IPAddress, CIDR, HostName, HostPort and their parsing: a leaf, so the resolver library uses
+        // one canonical address text without depending on the configuration.
+        .target(name: "NetworkTypes"),
         .target(
             name: "ProxyConfig",
             dependencies: [
+                "NetworkTypes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Yams", package: "Yams"),
+                "CYAML",
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
@@ -63,7 +71,7 @@ let package = Package(
             name: "HTTPDNS",
             dependencies: [
                 "CurlTransport",
-                "ProxyConfig",  // IPAddress: one canonical text for an address in both modules
+                "NetworkTypes",  // IPAddress: one canonical text for an address in both modules
                 "COpenSSL",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -83,6 +91,7 @@ let package = Package(
         .target(
             name: "ProxyCore",
             dependencies: [
+                "NetworkTypes",
                 "ProxyConfig",
                 "CCrypt",
                 "CNetlink",

@@ -673,15 +673,18 @@ Allow 127.0.0.1
             self.sanity(name)
             time.sleep(2.0)
             fresh = rss_split_kib(pid)
+            threads = {"fresh": tree_threads(pid)}
             load = self.wrk(name, "/1k", 2, 64, self.args.duration, "footprint load")
             time.sleep(0.5)
             loaded = rss_split_kib(pid)
+            threads["after_load"] = tree_threads(pid)
             log("  %-13s idle %d s" % (name, self.args.idle_seconds))
             time.sleep(self.args.idle_seconds)
             idle = rss_split_kib(pid)
+            threads["after_idle"] = tree_threads(pid)
         finally:
             self.stop_proxy(name)
-        out = {"fresh": fresh, "after_load": loaded, "after_idle": idle,
+        out = {"fresh": fresh, "after_load": loaded, "after_idle": idle, "threads": threads,
                "load_requests": load["requests"], "idle_seconds": self.args.idle_seconds}
         if name == "httpdns-proxy":
             out["binary_bytes"] = os.path.getsize(self.args.proxy_bin)
@@ -690,9 +693,11 @@ Allow 127.0.0.1
                                                    120, check=False).returncode == 0:
                 out["stripped_bytes"] = os.path.getsize(stripped)
                 stripped.unlink()
-        log("  %-13s RSS fresh %.1f MiB (anon %.1f), after load %.1f MiB, after %d s idle %.1f MiB"
+        log("  %-13s RSS fresh %.1f MiB (anon %.1f), after load %.1f MiB, after %d s idle %.1f MiB; "
+            "threads (all processes) fresh %d, after load %d, idle %d"
             % (name, fresh["rss"] / 1024, fresh["anon"] / 1024, loaded["rss"] / 1024,
-               self.args.idle_seconds, idle["rss"] / 1024))
+               self.args.idle_seconds, idle["rss"] / 1024,
+               threads["fresh"], threads["after_load"], threads["after_idle"]))
         return out
 
     def _read_phase(self, client, phase):

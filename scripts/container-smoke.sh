@@ -128,6 +128,11 @@ say "  $(du -sh "$rootfs_cache" | cut -f1) in all; $(chroot "$rootfs_cache" dpkg
 # The image's layers: binary, backtracer, directories and ownership, as the Dockerfile makes them.
 rootfs="$rootfs_cache"
 install -D -m 0755 "$binary" "$rootfs$binary_dest"
+# The Dockerfile's build stage strips the debug information; so does this copy when it says so.
+if grep -q 'strip --strip-debug /staging/httpdns-proxy' "$dockerfile"; then
+  strip --strip-debug "$rootfs$binary_dest"
+fi
+say "  binary: $(stat -c %s "$rootfs$binary_dest") bytes at $binary_dest"
 install -D -m 0755 "$backtracer" "$rootfs$backtrace_dest"
 for dir in "${make_dirs[@]}"; do mkdir -p "$rootfs$dir"; done
 read -r _ owner_ids owned <<<"$chown_spec"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes sure the system packages the build and tests need are present: libcurl, OpenSSL and
-# libxcrypt development files (pkg-config finds them), and the curl client the end-to-end tests drive.
+# Makes sure the system packages the build and tests need are present: libcurl, OpenSSL, libxcrypt
+# and libyaml development files (pkg-config finds them), and the curl client the end-to-end tests drive.
 # With --with-test-tools also the tools some end-to-end tests use: promtool (Debian prometheus: the
 # /metrics exposition and the alert rules are linted), headless Chromium (the admin page
 # is checked in a real browser) and Python's pacparser (the PAC file is evaluated by a PAC engine).
@@ -23,8 +23,9 @@ if command -v pkg-config >/dev/null 2>&1; then
   pkg-config --exists libcurl || missing+=(libcurl4-openssl-dev)
   pkg-config --exists openssl || missing+=(libssl-dev)
   pkg-config --exists libxcrypt || missing+=(libcrypt-dev)
+  pkg-config --exists yaml-0.1 || missing+=(libyaml-dev)
 else
-  missing+=(libcurl4-openssl-dev libssl-dev libcrypt-dev)
+  missing+=(libcurl4-openssl-dev libssl-dev libcrypt-dev libyaml-dev)
 fi
 pip_missing=()
 if [ "$mode" = "--with-test-tools" ] || [ "$mode" = "--with-container-smoke" ]; then

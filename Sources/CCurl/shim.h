@@ -3,6 +3,19 @@
 #include <curl/curl.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
+/* Names the calling thread (15 bytes at most; /proc/PID/task/TID/comm shows it). prctl is variadic,
+ * which Swift cannot call. A no-op where there is no prctl. */
+static inline void ccurl_name_current_thread(const char *name) {
+#if defined(__linux__)
+    prctl(PR_SET_NAME, name, 0, 0, 0);
+#else
+    (void)name;
+#endif
+}
 
 /*
  * curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt are variadic, and Swift cannot call

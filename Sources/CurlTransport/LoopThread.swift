@@ -1,3 +1,4 @@
+import CCurl
 import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
@@ -43,6 +44,8 @@ final class LoopThread: @unchecked Sendable {
         let rc = pthread_create(&thread, nil, { raw in
             guard let raw else { return nil }
             let start = Unmanaged<Start>.fromOpaque(raw).takeRetainedValue()
+            // Named, so /proc/PID/task/*/comm tells it apart (it would inherit its creator's name).
+            ccurl_name_current_thread("curl-loop")
             start.body()
             return nil
         }, start.toOpaque())

@@ -1,5 +1,3 @@
-import Yams
-
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -45,18 +43,18 @@ extension ConfigurationLoader {
     /// mapping of keys to a scalar or list of scalars; nothing nests deeper.
     /// An empty document means "nothing set".
     static func fileEntries(yaml: String, path: String) throws(ConfigurationError) -> [String: RawEntry] {
-        let root: Node?
+        let root: YAMLNode?
         do {
-            root = try Yams.compose(yaml: yaml)
+            root = try YAMLReader.compose(yaml)
         } catch {
-            throw .malformedFile(path: path, reason: describeYAMLError(error))
+            throw .malformedFile(path: path, reason: error.description)
         }
         guard let root else { return [:] }
-        let mapping: Node.Mapping
+        let mapping: [(key: YAMLNode, value: YAMLNode)]
         switch root {
-        case .mapping(let value):
+        case .mapping(let value, _):
             mapping = value
-        case .scalar where root.null != nil:
+        case .scalar where root.isNull:
             // A document that is only "~" or "null" sets nothing, like an empty one.
             return [:]
         default:
@@ -76,7 +74,7 @@ extension ConfigurationLoader {
                 throw .keyNotAllowedInFile(key: key, file: path)
             }
             if entries[key] != nil {
-                // Yams normally reports this itself; kept so a parser change cannot make the last value win silently.
+                // YAMLReader reports this itself; kept so a parser change cannot make the last value win silently.
                 throw .malformedFile(path: path, reason: "key '\(key)' appears more than once")
             }
             let source = ConfigurationSource.configFile(path: path, key: key)
@@ -85,13 +83,13 @@ extension ConfigurationLoader {
         return entries
     }
 
-    private static func entry(for option: ConfigOption, node: Node, source: ConfigurationSource, path: String) throws(ConfigurationError) -> RawEntry {
+    private static func entry(for option: ConfigOption, node: YAMLNode, source: ConfigurationSource, path: String) throws(ConfigurationError) -> RawEntry {
         if option.isMapping {
             return try mappingEntry(for: option, node: node, source: source)
         }
         switch node {
         case .scalar(let scalar):
-            if node.null != nil {
+            if node.isNull {
                 // An empty list is a meaningful setting ("allow nothing extra"); an empty scalar is not.
                 if option.isList { return RawEntry(items: [], display: "", source: source) }
                 throw .invalidValue(option: option.name, value: nil, source: source,
@@ -100,7 +98,7 @@ extension ConfigurationLoader {
             let text = scalar.string
             let items = option.isList ? splitList(text) : [text.trimmed]
             return RawEntry(items: items, display: text, source: source)
-        case .sequence(let sequence):
+        case .sequence(let sequence, _):
             guard option.isList else {
                 throw .invalidValue(option: option.name, value: nil, source: source,
                                     reason: "expected a single value, not a list")
@@ -114,7 +112,7 @@ extension ConfigurationLoader {
                 items.append(scalar.string.trimmed)
             }
             return RawEntry(items: items, display: "[" + items.joined(separator: ", ") + "]", source: source)
-        case .mapping, .alias:
+        case .mapping:
             throw .invalidValue(option: option.name, value: nil, source: source,
                                 reason: "expected a value, found a \(kind(of: node))")
         }
@@ -122,12 +120,12 @@ extension ConfigurationLoader {
 
     /// A mapping option's value: `key: value`, `key: [v1, v2]` or `key: 'v1, v2'` per key;
     /// an empty value (`spki-pins:`) or `{}` is an empty mapping.
-    private static func mappingEntry(for option: ConfigOption, node: Node, source: ConfigurationSource) throws(ConfigurationError) -> RawEntry {
+    private static func mappingEntry(for option: ConfigOption, node: YAMLNode, source: ConfigurationSource) throws(ConfigurationError) -> RawEntry {
         func failure(_ reason: String) -> ConfigurationError {
             .invalidValue(option: option.name, value: nil, source: source, reason: reason)
         }
-        if node.null != nil { return RawEntry(items: [], display: "{}", source: source) }
-        guard case .mapping(let mapping) = node else {
+        if node.isNull { return RawEntry(items: [], display: "{}", source: source) }
+        guard case .mapping(let mapping, _) = node else {
             throw failure("\(option.expectation), found a \(kind(of: node))")
         }
         var entries: [ConfigOption.MappingEntry] = []
@@ -138,11 +136,11 @@ extension ConfigurationLoader {
             let key = keyScalar.string.trimmed
             var values: [String]
             switch valueNode {
-            case .scalar(let scalar) where valueNode.null == nil:
+            case .scalar(let scalar) where !valueNode.isNull:
                 values = splitList(scalar.string)
             case .scalar:
                 values = []
-            case .sequence(let sequence):
+            case .sequence(let sequence, _):
                 values = []
                 for element in sequence {
                     guard case .scalar(let scalar) = element else {
@@ -150,7 +148,7 @@ extension ConfigurationLoader {
                     }
                     values.append(scalar.string.trimmed)
                 }
-            case .mapping, .alias:
+            case .mapping:
                 throw failure("the value of '\(key)' must be a value or a list, found a \(kind(of: valueNode))")
             }
             entries.append(ConfigOption.MappingEntry(key: key, values: values))
@@ -159,35 +157,15 @@ extension ConfigurationLoader {
         return RawEntry(items: [], display: display, source: source, mapping: entries)
     }
 
-    private static func kind(of node: Node) -> String {
+    private static func kind(of node: YAMLNode) -> String {
         switch node {
         case .scalar: "value"
         case .sequence: "list"
         case .mapping: "mapping"
-        case .alias: "alias"
         }
     }
 
-    private static func at(_ node: Node) -> String {
-        node.mark.map { " at line \($0.line)" } ?? ""
-    }
-
-    /// The parser's problem and position, without the offending line: echoing
-    /// file content could leak a secret value into logs.
-    private static func describeYAMLError(_ error: any Error) -> String {
-        guard let yamlError = error as? YamlError else { return "not valid YAML" }
-        switch yamlError {
-        case .scanner(_, let problem, let mark, _),
-             .parser(_, let problem, let mark, _),
-             .composer(_, let problem, let mark, _):
-            return "not valid YAML: \(problem) at line \(mark.line), column \(mark.column)"
-        case .reader(let problem, _, _, _):
-            return "not valid YAML: \(problem)"
-        case .duplicatedKeysInMapping(let duplicates, let context):
-            let keys = duplicates.map { "'\($0)'" }.joined(separator: ", ")
-            return "key \(keys) appears more than once (mapping at line \(context.mark.line))"
-        default:
-            return "not valid YAML"
-        }
+    private static func at(_ node: YAMLNode) -> String {
+        " at line \(node.mark.line)"
     }
 }

@@ -18,6 +18,23 @@ extension ConfigurationLoader {
         return best.name
     }
 
+    /// The option variable closest to a misspelt `HTTPDNS_PROXY_*` one ("HTTPDNS_PROXY_LISTN" →
+    /// "HTTPDNS_PROXY_LISTEN"), with the same tolerance as `closestFileKey`; nil when none is close.
+    public static func closestEnvironmentVariable(to name: String) -> String? {
+        guard name.hasPrefix(ConfigOption.environmentPrefix) else { return nil }
+        let key = String(name.dropFirst(ConfigOption.environmentPrefix.count))
+        let folded = fold(key.lowercased())
+        var best: (variable: String, distance: Int)?
+        for option in ConfigOption.all where !option.isMapping {
+            let distance = editDistance(folded, fold(option.name))
+            if distance < (best?.distance ?? Int.max) {
+                best = (option.environmentVariable, distance)
+            }
+        }
+        guard let best, best.distance <= max(2, key.count / 3) else { return nil }
+        return best.variable
+    }
+
     /// Lowercase kebab-case: "connectTimeout" and "CONNECT_TIMEOUT" become "connect-timeout".
     private static func fold(_ key: String) -> [Character] {
         var result: [Character] = []
@@ -31,7 +48,7 @@ extension ConfigurationLoader {
     }
 
     /// Levenshtein distance with one rolling row.
-    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+    public static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         var row = Array(0...b.count)

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import NIOPosix
 import ProxyConfig
 import ProxyCore
@@ -14,10 +18,13 @@ struct HealthcheckCommand: AsyncParsableCommand {
             Reads --admin-listen like the proxy does (flag, HTTPDNS_PROXY_ADMIN_LISTEN, config file), \
             so it can run with the proxy's own environment. A listener on 0.0.0.0 or [::] is probed \
             through 127.0.0.1 or [::1].
-            """
+
+            """ + "\n" + OptionHelp.section("Options it reads", names: ["config", "admin-listen"])
     )
 
-    @OptionGroup var options: ServeOptions
+    /// All of serve's options are accepted (the proxy's own command line or environment can be
+    /// reused); the help lists the ones it reads.
+    @OptionGroup(visibility: .hidden) var options: ServeOptions
 
     func run() async throws {
         let configuration = try LoadedConfiguration.load(options, environment: ProcessInfo.processInfo.environment)
@@ -36,7 +43,7 @@ struct HealthcheckCommand: AsyncParsableCommand {
     }
 
     private func unhealthy(_ reason: String) -> ExitCode {
-        FileHandle.standardError.write(Data("unhealthy: \(reason)\n".utf8))
+        StandardError.write("unhealthy: \(reason)\n")
         return ExitCode(1)
     }
 }

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import ProxyConfig
 import ProxyCore
@@ -9,13 +13,22 @@ struct ResolveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "resolve",
         abstract: "Resolve one host name through the configured provider and print the answer.",
-        discussion: "Takes the same resolver options as the proxy (--provider, --resolver-url, --resolver-ip, ...). Exits 1 when the provider has no answer."
+        discussion: "Takes the same resolver options as the proxy. Exits 1 when the provider has no answer.\n\n"
+            + OptionHelp.section("Options it reads", names: readOptions)
     )
+
+    /// The options the resolver stack and the log read; serve's others are accepted and ignored.
+    static let readOptions = [
+        "config", "provider", "resolver-url", "resolver-ip", "account-id", "secret", "alibaba-api", "alibaba-encryption",
+        "aes-key", "doh-uid", "doh-access-key-id", "doh-access-key-secret", "doh-timestamp-unit", "doh-method",
+        "tencent-mode", "tencent-id", "tencent-token", "tencent-key", "tencent-alg", "tencent-ecs-ip", "static-list",
+        "resolver-timeout", "resolver-ca-file", "ip-family", "system-fallback", "system-dns-domain", "log-level", "log-format",
+    ]
 
     @Argument(help: "The host name to resolve.")
     var host: String
 
-    @OptionGroup var options: ServeOptions
+    @OptionGroup(visibility: .hidden) var options: ServeOptions
 
     func run() async throws {
         let configuration = try LoadedConfiguration.load(options, environment: ProcessInfo.processInfo.environment)
@@ -27,7 +40,7 @@ struct ResolveCommand: AsyncParsableCommand {
         case .success(let report):
             print(report.text)
         case .failure(let report):
-            FileHandle.standardError.write(Data((report.text + "\n").utf8))
+            StandardError.write(report.text + "\n")
             throw ExitCode(1)
         }
     }

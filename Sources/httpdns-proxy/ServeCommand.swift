@@ -1,6 +1,10 @@
 import ArgumentParser
 import CoreMetrics
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HTTPDNS
 import Logging
 import NIOCore
@@ -25,7 +29,9 @@ struct ServeCommand: AsyncParsableCommand {
         let configuration = try LoadedConfiguration.load(options, environment: environment)
         let logger = LoggingSetup.bootstrap(configuration)
         for name in ConfigurationLoader.unrecognizedEnvironmentVariables(in: environment) {
-            logger.warning("unknown environment variable ignored", metadata: ["variable": "\(name)"])
+            var metadata: Logger.Metadata = ["variable": "\(name)"]
+            if let suggestion = ConfigurationLoader.closestEnvironmentVariable(to: name) { metadata["did_you_mean"] = "\(suggestion)" }
+            logger.warning("unknown environment variable ignored", metadata: metadata)
         }
 
         let accessLog: AccessLogWriter

@@ -1,5 +1,9 @@
 import CurlTransport
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import NIOConcurrencyHelpers
 import ServiceLifecycle

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension AlibabaHTTPDNSV2 {
     /// A `/v2/d` answer: `{"code":"success","mode":0,"data":{"cip":"..","answers":[{"dn":"a.com",

@@ -5,7 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ProxyConfig
+import NetworkTypes
 
 /// Validation and canonical text for IP addresses found in answers.
 ///

@@ -1,6 +1,4 @@
-import Foundation
-
-/// Lenient accessors over JSONSerialization output.
+/// Lenient accessors over a `JSONReader` tree.
 ///
 /// Providers disagree on types (a TTL as 60, 60.0 or "60"; `enable` as 1 or true),
 /// so every accessor accepts the plausible spellings and returns nil for the rest
@@ -9,11 +7,14 @@ enum JSONInput {
     /// Parses a body into a JSON tree (object or array at the top level).
     static func parse(_ body: [UInt8]) throws(WireError) -> Any {
         guard !body.isEmpty else { throw .malformedJSON("empty body") }
+        let root: Any
         do {
-            return try JSONSerialization.jsonObject(with: Data(body), options: [])
+            root = try JSONReader.parse(body)
         } catch {
             throw .malformedJSON("not valid JSON")
         }
+        guard root is [String: Any] || root is [Any] else { throw .malformedJSON("not valid JSON") }
+        return root
     }
 
     static func object(_ body: [UInt8]) throws(WireError) -> [String: Any] {
@@ -26,13 +27,16 @@ enum JSONInput {
     /// Whole numbers only; out-of-range or fractional values are nil, never a trap.
     static func int(_ value: Any?) -> Int? {
         switch value {
-        case let number as NSNumber:
-            let double = number.doubleValue
+        case let number as Int:
+            return (-9_000_000_000_000_000...9_000_000_000_000_000).contains(number) ? number : nil
+        case let double as Double:
             guard double.isFinite, double == double.rounded(),
                   double >= -9.0e15, double <= 9.0e15 else { return nil }
-            return number.intValue
+            return Int(double)
+        case let flag as Bool:
+            return flag ? 1 : 0
         case let text as String:
-            return Int(text.trimmingCharacters(in: .whitespaces))
+            return Int(text.trimmingSpacesAndTabs)
         default:
             return nil
         }
@@ -48,5 +52,14 @@ enum JSONInput {
         guard let raw = int(value) else { return nil }
         if raw < 0 { return 0 }
         return min(raw, Int(Int32.max))
+    }
+}
+
+extension String {
+    /// Without leading and trailing spaces and tabs (what `.whitespaces` trimmed for a number).
+    var trimmingSpacesAndTabs: Substring {
+        let isBlank = { (character: Character) in character == " " || character == "\t" }
+        guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else { return "" }
+        return self[first...last]
     }
 }

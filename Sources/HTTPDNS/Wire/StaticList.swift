@@ -1,5 +1,3 @@
-import Foundation
-
 /// The static provider's document:
 /// `{"service":"..","enable":1,"domainlist":[{"domain":"a.test.com","ips":["1.2.3.4","2400::1"]}]}`.
 public enum StaticList {
@@ -73,26 +71,14 @@ public enum StaticList {
         return (document, problems)
     }
 
-    /// " at line L, column C" for Foundation's "... around character N." (a byte offset), else "".
-    static func location(_ detail: String, in bytes: [UInt8]) -> String {
-        guard let range = detail.range(of: "around character ") else { return "" }
-        let digits = detail[range.upperBound...].prefix { $0.isNumber }
-        guard let offset = Int(digits), offset <= bytes.count else { return "" }
-        let before = bytes[..<offset]
-        let line = 1 + before.filter { $0 == UInt8(ascii: "\n") }.count
-        let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
-        return " at line \(line), column \(column)"
-    }
-
     /// The top-level object; a syntax error says where (line and column).
     private static func topLevelObject(_ bytes: [UInt8]) throws(WireError) -> [String: Any] {
         guard !bytes.isEmpty else { throw .malformedJSON("empty document") }
         let parsed: Any
         do {
-            parsed = try JSONSerialization.jsonObject(with: Data(bytes), options: [])
+            parsed = try JSONReader.parse(bytes)
         } catch {
-            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
-            throw .malformedJSON("not valid JSON" + (detail.map { location($0, in: bytes) + ": \($0)" } ?? ""))
+            throw .malformedJSON("not valid JSON: \(error)")
         }
         guard let object = parsed as? [String: Any] else { throw .malformedJSON("top level is not an object") }
         return object

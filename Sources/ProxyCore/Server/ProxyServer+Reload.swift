@@ -16,10 +16,11 @@ extension ProxyServer {
         }
         let authenticator: ProxyAuthenticator?
         do {
-            authenticator = try ProxyAuthenticator.make(new, threadPool: authThreads)
+            authenticator = try ProxyAuthenticator.make(new, threadPool: authThreads.pool)
         } catch {
             throw .proxyAuth(error.description)
         }
+        if authenticator != nil { authThreads.start() }
         connector.update(.init(policy: new.destinationPolicy, connectTimeout: new.connectTimeout, tlsContext: tlsContext))
         admission.update(
             allowedBlocks: new.allowClients,

@@ -24,7 +24,7 @@ public final class ProxyServer: Service, Sendable {
     /// Client ACL and connection limits, decided at accept.
     let admission: ClientAdmission
     /// Hashes proxy credentials off the event loops.
-    let authThreads: NIOThreadPool
+    let authThreads: OnDemandThreadPool
     /// Dials origins; a reload changes its policy, timeout and TLS context.
     let connector: UpstreamConnector
     /// The open-file limit the default connection limit is derived from.
@@ -68,15 +68,16 @@ public final class ProxyServer: Service, Sendable {
             throw .tls(error)
         }
         // Credentials are checked before anything else runs: a broken htpasswd file stops the start.
-        // The hashing threads exist even without --proxy-auth, since a reload may turn it on.
-        let authThreads = NIOThreadPool(numberOfThreads: max(1, System.coreCount / 2))
+        // The hashing threads start with the first configuration that asks for authentication (now or
+        // on a reload): without --proxy-auth they do not exist.
+        let authThreads = OnDemandThreadPool(numberOfThreads: max(1, System.coreCount / 2))
         let authenticator: ProxyAuthenticator?
         do {
-            authenticator = try ProxyAuthenticator.make(configuration, threadPool: authThreads)
+            authenticator = try ProxyAuthenticator.make(configuration, threadPool: authThreads.pool)
         } catch {
             throw .proxyAuth(error.description)
         }
-        authThreads.start()
+        if authenticator != nil { authThreads.start() }
         self.authThreads = authThreads
         self.admission = ClientAdmission(
             allowedBlocks: configuration.allowClients,
@@ -220,7 +221,7 @@ public final class ProxyServer: Service, Sendable {
         do {
             serverChannel = try await bootstrap.bind(host: configuration.listen.host, port: configuration.listen.port).get()
         } catch {
-            try? await authThreads.shutdownGracefully()
+            await authThreads.shutdownGracefully()
             throw ListenerBindError(listener: "proxy", option: "--listen", host: configuration.listen.host, port: configuration.listen.port, error: error)
         }
         do {
@@ -255,7 +256,7 @@ public final class ProxyServer: Service, Sendable {
         for pool in env.allPools {
             try? await pool.eventLoop.submit { pool.closeAll() }.get()
         }
-        try? await authThreads.shutdownGracefully()
+        await authThreads.shutdownGracefully()
         logger.info("proxy stopped")
     }
 }

@@ -1,4 +1,10 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Request times in a fixed set of buckets, each 10 % wider than the one before (0.1 ms up to
 /// 60 s, then one overflow bucket): memory stays at `bucketCount` integers however many requests

@@ -1,5 +1,9 @@
 import CurlTransport
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HTTPDNS
 import Logging
 import ProxyConfig

@@ -1,5 +1,9 @@
 import CurlTransport
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HTTPDNS
 import Logging
 import NIOConcurrencyHelpers
@@ -345,7 +349,8 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     static func report(host: String, provider: String, source: String, v4: [String], v6: [String], ttl: Duration?, rtt: Duration, server: String?) -> String {
         var lines = ["host:     \(host)", "provider: \(provider)", "source:   \(source)"]
         if let server { lines.append("server:   \(server)") }
-        lines.append("rtt:      \(String(format: "%.1f", Double(rtt.components.seconds) * 1000 + Double(rtt.components.attoseconds) / 1e15)) ms")
+        let tenths = Int(((Double(rtt.components.seconds) * 1000 + Double(rtt.components.attoseconds) / 1e15) * 10).rounded())
+        lines.append("rtt:      \(tenths / 10).\(tenths % 10) ms")
         if let ttl { lines.append("ttl:      \(ttl.components.seconds) s") }
         for ip in v4 { lines.append("A         \(ip)") }
         for ip in v6 { lines.append("AAAA      \(ip)") }

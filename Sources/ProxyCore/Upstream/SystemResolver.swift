@@ -8,14 +8,21 @@ import NIOPosix
 
 /// getaddrinfo on a thread pool, never on an event loop.
 public struct SystemResolver: UpstreamResolver {
-    private let threadPool: NIOThreadPool
+    private let threadPool: @Sendable () -> NIOThreadPool
 
-    public init(threadPool: NIOThreadPool = .singleton) {
-        self.threadPool = threadPool
+    public init(threadPool: NIOThreadPool) {
+        self.threadPool = { threadPool }
+    }
+
+    /// On NIO's shared blocking pool, which is started by its first use: asked for here at the
+    /// first lookup, not at start-up, so a proxy that never falls back to system DNS has none of
+    /// its threads.
+    public init() {
+        self.threadPool = { NIOThreadPool.singleton }
     }
 
     public func resolve(host: String, port: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Resolution> {
-        threadPool.runIfActive(eventLoop: eventLoop) {
+        threadPool().runIfActive(eventLoop: eventLoop) {
             try Resolution(addresses: Self.getaddrinfo(host: host, port: port), source: .system)
         }
     }

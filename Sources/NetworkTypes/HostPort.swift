@@ -12,7 +12,7 @@ public struct HostPort: Sendable, Hashable {
     public let port: Int
 
     /// An endpoint from parts, unchecked: intended for code and tests that build
-    /// known-good values. Text from users should go through `init(parsing:)`.
+    /// known-good values. Text from users should go through `init(text:)`.
     public init(host: String, port: Int) {
         self.host = IPAddress(host)?.description ?? host
         self.port = port
@@ -20,49 +20,49 @@ public struct HostPort: Sendable, Hashable {
 
     /// Parses "host:port"; `nil` for anything else.
     public init?(_ text: String) {
-        guard let parsed = try? HostPort(parsing: text) else { return nil }
+        guard let parsed = try? HostPort(text: text) else { return nil }
         self = parsed
     }
 
     /// Parses "host:port" and explains what is wrong.
-    public init(parsing text: String) throws(ConfigurationError) {
+    public init(text: String) throws(NetworkValueError) {
         let example = "expected host:port like 127.0.0.1:8080, [::1]:8080 or localhost:8080"
         let hostPart: Substring
         let portPart: Substring
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]") else {
-                throw .malformedValue(reason: "\(example) (missing ']' after the IPv6 address)")
+                throw NetworkValueError(reason: "\(example) (missing ']' after the IPv6 address)")
             }
             hostPart = text[text.index(after: text.startIndex)..<close]
             let rest = text[text.index(after: close)...]
             guard rest.hasPrefix(":") else {
-                throw .malformedValue(reason: "\(example) (missing ':port' after ']')")
+                throw NetworkValueError(reason: "\(example) (missing ':port' after ']')")
             }
             portPart = rest.dropFirst()
             guard let address = IPAddress(String(hostPart)), !address.isIPv4 else {
-                throw .malformedValue(reason: "\(example) ('\(hostPart)' in brackets is not an IPv6 address)")
+                throw NetworkValueError(reason: "\(example) ('\(hostPart)' in brackets is not an IPv6 address)")
             }
         } else {
             guard let colon = text.lastIndex(of: ":") else {
-                throw .malformedValue(reason: "\(example) (missing ':port')")
+                throw NetworkValueError(reason: "\(example) (missing ':port')")
             }
             hostPart = text[..<colon]
             portPart = text[text.index(after: colon)...]
             if hostPart.contains(":") {
-                throw .malformedValue(reason: "\(example) (an IPv6 address must be in brackets, like [::1]:8080)")
+                throw NetworkValueError(reason: "\(example) (an IPv6 address must be in brackets, like [::1]:8080)")
             }
             guard !hostPart.isEmpty else {
-                throw .malformedValue(reason: "\(example) (the host is missing; use 0.0.0.0 or [::] to listen on all addresses)")
+                throw NetworkValueError(reason: "\(example) (the host is missing; use 0.0.0.0 or [::] to listen on all addresses)")
             }
             if !HostPort.isValidHost(hostPart) {
-                throw .malformedValue(reason: "\(example) ('\(hostPart)' is neither an IP address nor a valid host name)")
+                throw NetworkValueError(reason: "\(example) ('\(hostPart)' is neither an IP address nor a valid host name)")
             }
         }
         guard !portPart.isEmpty, portPart.count <= 5,
               portPart.allSatisfy({ $0.isASCII && $0.isNumber }),
               let port = Int(portPart), port <= 65535
         else {
-            throw .malformedValue(reason: "\(example) (port '\(portPart)' is not a number 0...65535)")
+            throw NetworkValueError(reason: "\(example) (port '\(portPart)' is not a number 0...65535)")
         }
         self.init(host: String(hostPart), port: port)
     }

@@ -21,12 +21,12 @@ public struct CIDR: Sendable, Hashable {
 
     /// Parses "address/prefix" or a bare address; `nil` for anything else.
     public init?(_ text: String) {
-        guard let parsed = try? CIDR(parsing: text) else { return nil }
+        guard let parsed = try? CIDR(text: text) else { return nil }
         self = parsed
     }
 
     /// Parses like `init?(_:)` but explains what is wrong.
-    public init(parsing text: String) throws(ConfigurationError) {
+    public init(text: String) throws(NetworkValueError) {
         let addressText: Substring
         let prefixText: Substring?
         if let slash = text.firstIndex(of: "/") {
@@ -37,7 +37,7 @@ public struct CIDR: Sendable, Hashable {
             prefixText = nil
         }
         guard let address = IPAddress(String(addressText)) else {
-            throw .malformedValue(reason: "expected a CIDR block like 10.0.0.0/8 or fd00::/8, or a single address; '\(addressText)' is not an IP address")
+            throw NetworkValueError(reason: "expected a CIDR block like 10.0.0.0/8 or fd00::/8, or a single address; '\(addressText)' is not an IP address")
         }
         let maxPrefix = address.bytes.count * 8
         var prefix = maxPrefix
@@ -46,7 +46,7 @@ public struct CIDR: Sendable, Hashable {
                   prefixText.allSatisfy({ $0.isASCII && $0.isNumber }),
                   let value = Int(prefixText), value <= maxPrefix
             else {
-                throw .malformedValue(reason: "prefix length '/\(prefixText)' must be a number 0...\(maxPrefix) for \(address.isIPv4 ? "IPv4" : "IPv6")")
+                throw NetworkValueError(reason: "prefix length '/\(prefixText)' must be a number 0...\(maxPrefix) for \(address.isIPv4 ? "IPv4" : "IPv6")")
             }
             prefix = value
         }

@@ -30,7 +30,7 @@ public struct IPAddress: Sendable, Hashable {
     }
 
     /// Parses like `init?(_:)` but explains what is wrong.
-    public init(parsing text: String) throws(ConfigurationError) {
+    public init(text: String) throws(NetworkValueError) {
         guard let address = IPAddress(text) else {
             let reason: String
             if text.contains("%") {
@@ -38,7 +38,7 @@ public struct IPAddress: Sendable, Hashable {
             } else {
                 reason = "expected an IPv4 address like 192.0.2.1 (no leading zeros) or an IPv6 address like 2001:db8::1"
             }
-            throw .malformedValue(reason: reason)
+            throw NetworkValueError(reason: reason)
         }
         self = address
     }
@@ -72,7 +72,7 @@ public struct IPAddress: Sendable, Hashable {
     }
 
     /// For callers that already guarantee a 4- or 16-byte array.
-    init(validatedBytes: [UInt8]) {
+    package init(validatedBytes: [UInt8]) {
         assert(validatedBytes.count == 4 || validatedBytes.count == 16)
         self.bytes = validatedBytes
     }
@@ -85,7 +85,7 @@ extension IPAddress: LosslessStringConvertible {}
 extension IPAddress {
     /// Strict dotted quad: exactly four decimal parts 0-255 without leading zeros,
     /// because inet_aton reads "010" as octal 8 and we refuse to disagree with it silently.
-    static func parseIPv4(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+    package static func parseIPv4(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         var result: [UInt8] = []
         result.reserveCapacity(4)
         for part in text.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
@@ -102,7 +102,7 @@ extension IPAddress {
 
     /// RFC 4291 section 2.2 text forms: eight groups, one optional "::", and an
     /// optional trailing dotted quad standing for the last two groups.
-    static func parseIPv6(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+    package static func parseIPv6(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         let colon = UInt8(ascii: ":")
         // Locate a single "::"; a second one would make the zero run ambiguous.
         var doubleColon: ArraySlice<UInt8>.Index?

@@ -1,0 +1,47 @@
+import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import ProxyConfig
+
+/// `httpdns-proxy config check`: what an operator runs before a start or a reload.
+struct ConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config",
+        abstract: "Check a configuration before starting or reloading the proxy.",
+        subcommands: [ConfigCheckCommand.self]
+    )
+}
+
+struct ConfigCheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Validate the config file, environment and flags together; print the effective configuration.",
+        discussion: """
+            Reads everything `serve` reads (flags > HTTPDNS_PROXY_* environment > --config file > \
+            defaults) and prints the effective value of every option, secrets redacted. Exit 0 when \
+            the proxy would start with it, 1 with the reason when not. Unknown HTTPDNS_PROXY_* \
+            variables are warned about on stderr.
+            """
+    )
+
+    @OptionGroup var options: ServeOptions
+
+    func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        for warning in ConfigurationLoader.environmentWarnings(in: environment) {
+            StandardError.write("warning: \(warning)\n")
+        }
+        let configuration: ProxyConfiguration
+        do {
+            configuration = try LoadedConfiguration.load(options, environment: environment)
+        } catch {
+            StandardError.write("configuration is not valid: \(error)\n")
+            throw ExitCode(1)
+        }
+        print(configuration.checkReport)
+        StandardError.write("configuration is valid\n")
+    }
+}

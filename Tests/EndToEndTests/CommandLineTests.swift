@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+/// The command line a user meets first: `--help`, the subcommands' help, misspellings, and
+/// `config check`.
+@Suite("Command line", .timeLimit(.minutes(1)))
+struct CommandLineTests {
+    @Test func topLevelHelpShowsTheServeOptionsGrouped() throws {
+        let run = try ResolveRun.run(["--help"])
+        #expect(run.status == 0, "\(run.stderr)")
+        var last = run.stdout.startIndex
+        for title in ["LISTENING:", "RESOLVER:", "UPSTREAM:", "ACCESS:", "ADMIN AND OBSERVABILITY:", "LIMITS:", "LOGGING:"] {
+            let found = try #require(run.stdout.range(of: title), "no \(title) in \(run.stdout)")
+            #expect(found.lowerBound >= last, "\(title) out of order")
+            last = found.lowerBound
+        }
+        let serve = try ResolveRun.run(["serve", "--help"])
+        let flags = Set(serve.stdout.split(separator: "\n").compactMap { line -> String? in
+            let trimmed = line.drop { $0 == " " }
+            guard trimmed.hasPrefix("--"), let name = trimmed.split(separator: " ").first else { return nil }
+            return String(name)
+        }).subtracting(["--help", "--version"])
+        #expect(flags.count > 50, "\(serve.stdout)")
+        let missing = flags.filter { !run.stdout.contains("  \($0) <") }
+        #expect(missing.isEmpty, "serve flags missing from --help: \(missing.sorted())")
+    }
+
+    @Test func subcommandHelpListsOnlyWhatItReads() throws {
+        let healthcheck = try ResolveRun.run(["help", "healthcheck"])
+        #expect(healthcheck.stdout.contains("--admin-listen <"), "\(healthcheck.stdout)")
+        #expect(!healthcheck.stdout.contains("--provider"), "\(healthcheck.stdout)")
+        #expect(!healthcheck.stdout.contains("--listen <"))
+        let resolve = try ResolveRun.run(["help", "resolve"])
+        #expect(resolve.stdout.contains("--provider <"), "\(resolve.stdout)")
+        #expect(!resolve.stdout.contains("--tunnel-idle-timeout"), "\(resolve.stdout)")
+        #expect(!resolve.stdout.contains("--listen <"))
+        // The hidden options are still accepted (a proxy's own environment and flags can be reused).
+        let reused = try ResolveRun.run(["healthcheck", "--provider", "system", "--listen", "127.0.0.1:1", "--admin-listen", "off"])
+        #expect(reused.status == 1 && reused.stderr.contains("the admin listener is off"), "\(reused.stderr)")
+    }
+
+    @Test func aMisspeltSubcommandGetsADidYouMean() throws {
+        let run = try ResolveRun.run(["serv", "--listen", "127.0.0.1:0"])
+        #expect(run.status == 64)
+        #expect(run.stderr.contains("unknown subcommand 'serv' (did you mean 'serve'?)"), "\(run.stderr)")
+        let far = try ResolveRun.run(["frobnicate"])
+        #expect(far.status == 64)
+        #expect(far.stderr.contains("unknown subcommand 'frobnicate'; the subcommands are serve, resolve, healthcheck, config"), "\(far.stderr)")
+    }
+
+    @Test func helpForAnUnknownSubcommandFails() throws {
+        let run = try ResolveRun.run(["help", "foo"])
+        #expect(run.status == 64, "\(run.stdout)")
+        #expect(run.stderr.contains("unknown subcommand 'foo'"), "\(run.stderr)")
+        #expect(try ResolveRun.run(["help", "resolve"]).status == 0)
+    }
+
+    @Test func anErrorPointsAtTheSubcommandsHelp() throws {
+        let serve = try ResolveRun.run(["--listen", "nope"])
+        #expect(serve.status == 64)
+        #expect(serve.stderr.contains("invalid value 'nope' for --listen"), "\(serve.stderr)")
+        #expect(serve.stderr.contains("See 'httpdns-proxy serve --help'"), "\(serve.stderr)")
+        let resolve = try ResolveRun.run(["resolve", "--provider", "nope", "a.example"])
+        #expect(resolve.status == 64)
+        #expect(resolve.stderr.contains("See 'httpdns-proxy resolve --help'"), "\(resolve.stderr)")
+        // A parse error keeps ArgumentParser's own footer, which already names the subcommand.
+        let misspelt = try ResolveRun.run(["serve", "--lisen", "127.0.0.1:0"])
+        #expect(misspelt.stderr.contains("Did you mean '--listen'?"), "\(misspelt.stderr)")
+        #expect(misspelt.stderr.contains("See 'httpdns-proxy serve --help'"), "\(misspelt.stderr)")
+    }
+
+    @Test func configCheckPrintsTheEffectiveConfigurationRedacted() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("config-check-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let good = directory.appendingPathComponent("good.yaml").path
+        try "listen: 127.0.0.1:18080\nprovider: system\nsecret: s3cret-value\n".write(toFile: good, atomically: true, encoding: .utf8)
+        let run = try ResolveRun.run(["config", "check", "--config", good, "--connect-timeout", "7s"],
+                                     environment: ["HTTPDNS_PROXY_LISTN": "x", "HTTPDNS_PROXY_LOG_LEVEL": "debug"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("listen: 127.0.0.1:18080"), "\(run.stdout)")
+        #expect(run.stdout.contains("connect-timeout: 7s"), "\(run.stdout)")
+        #expect(run.stdout.contains("log-level: debug"), "\(run.stdout)")
+        #expect(run.stdout.contains("secret: <redacted>"), "\(run.stdout)")
+        #expect(!run.stdout.contains("s3cret") && !run.stderr.contains("s3cret"))
+        #expect(run.stderr.contains("HTTPDNS_PROXY_LISTN is ignored (did you mean HTTPDNS_PROXY_LISTEN?)"), "\(run.stderr)")
+
+        let bad = directory.appendingPathComponent("bad.yaml").path
+        try "listen: 127.0.0.1:18080\nconect-timeout: 3s\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        let failed = try ResolveRun.run(["config", "check", "--config", bad])
+        #expect(failed.status == 1)
+        #expect(failed.stderr.contains("unknown key 'conect-timeout'") && failed.stderr.contains("did you mean 'connect-timeout'"), "\(failed.stderr)")
+        #expect(failed.stdout.isEmpty)
+    }
+}

@@ -26,6 +26,7 @@ enum OptionHelp {
         ]),
         ("Limits", ["max-connections", "max-connections-per-client", "header-timeout", "client-idle-timeout", "tunnel-idle-timeout", "shutdown-grace"]),
         ("Logging", ["log-level", "log-format", "access-log", "access-log-format", "request-id-header"]),
+        ("Transparent interception", ["transparent-listen", "transparent-fallback", "transparent-peek-timeout", "outbound-mark"]),
     ]
 
     static let width = 78

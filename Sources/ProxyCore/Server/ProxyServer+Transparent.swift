@@ -43,24 +43,8 @@ extension ProxyServer {
         let admission = self.admission
         let refusalLog = self.refusalLog
         let logger = self.logger
-        let acceptCounters = self.acceptCounters
-        let acceptErrorLog = self.acceptErrorLog
         let metrics = env.metrics
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 1024)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        AcceptPauseHandler(counters: acceptCounters) { error in
-                            acceptErrorLog.run {
-                                logger.warning("accept failed; pausing new connections for 100 ms", metadata: ["error": "\(error)", "suppressed": "\($0)"])
-                            }
-                        }
-                    )
-                }
-            }
-            .childChannelOption(.socketOption(.so_reuseaddr), value: 1)
+        let bootstrap = listenerBootstrap()
             // One read per read() while peeking: what is held before deciding stays near the limit.
             .childChannelOption(.autoRead, value: false)
             .childChannelOption(.maxMessagesPerRead, value: 1)

@@ -183,21 +183,17 @@ public final class ProxyServer: Service, Sendable {
         try sync.addHandler(handler)
     }
 
-    public func run() async throws {
-        let env = self.env
-        let tracker = self.tracker
-        let admission = self.admission
+    /// A client listener's bootstrap: backlog, address reuse, and the accept pause — accept()
+    /// failing for lack of descriptors (EMFILE/ENFILE) must not spin the loop: the listener leaves
+    /// epoll for 100 ms, open connections are served meanwhile.
+    func listenerBootstrap() -> ServerBootstrap {
         let logger = self.logger
         let acceptErrorLog = self.acceptErrorLog
         let acceptCounters = self.acceptCounters
-        let refusalLog = self.refusalLog
-        let metrics = env.metrics
-        let bootstrap = ServerBootstrap(group: group)
+        return ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
-                // accept() failing for lack of descriptors (EMFILE/ENFILE) must not spin the loop:
-                // the listener leaves epoll for 100 ms, open connections are served meanwhile.
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
                         AcceptPauseHandler(counters: acceptCounters) { error in
@@ -209,6 +205,16 @@ public final class ProxyServer: Service, Sendable {
                 }
             }
             .childChannelOption(.socketOption(.so_reuseaddr), value: 1)
+    }
+
+    public func run() async throws {
+        let env = self.env
+        let tracker = self.tracker
+        let admission = self.admission
+        let logger = self.logger
+        let refusalLog = self.refusalLog
+        let metrics = env.metrics
+        let bootstrap = listenerBootstrap()
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

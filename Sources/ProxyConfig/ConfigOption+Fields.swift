@@ -17,6 +17,8 @@ extension ConfigOption {
         "viaPseudonym": via,
         "configFile": config,
         "systemDNSDomains": systemDNSDomain,
+        "dnsForwardZones": dnsForwardZone,
+        "dnsUpstreams": dnsUpstream,
     ]
 
     /// Fields set by several options, each compared on its own part.

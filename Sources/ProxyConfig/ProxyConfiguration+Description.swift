@@ -81,6 +81,12 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("compareRate", "\(compareRate)"),
             ("probeDomains", list(probeDomains)),
             ("systemDNSDomains", "\(systemDNSDomains)"),
+            ("dnsListen", text(dnsListen)),
+            ("dnsForwardZones", "\(dnsForwardZones)"),
+            ("dnsUpstreams", list(dnsUpstreams)),
+            ("dnsRateLimit", "\(dnsRateLimit)"),
+            ("dohListen", text(dohListen)),
+            ("dohToken", dohToken == nil ? "nil" : Self.redacted),
         ]
     }
 

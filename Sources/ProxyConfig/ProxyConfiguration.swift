@@ -168,6 +168,18 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var probeDomains: [ProbeTarget] = []
     /// Names resolved only by the system resolver (`system-dns-domain`). Default: none.
     public var systemDNSDomains = SystemDNSDomains()
+    /// The DNS listener's address (`dns-listen`); nil: off (the default).
+    public var dnsListen: HostPort?
+    /// Names the DNS listener forwards to the upstream resolvers (`dns-forward-zone`). Default: none.
+    public var dnsForwardZones = SystemDNSDomains()
+    /// Where the DNS listener forwards (`dns-upstream`); empty: /etc/resolv.conf's nameservers.
+    public var dnsUpstreams: [HostPort] = []
+    /// DNS queries per second per client IP (`dns-rate-limit`); 0: no limit. Default 1000.
+    public var dnsRateLimit: Int = 1000
+    /// The DoH listener's address (`doh-listen`); nil: off (the default).
+    public var dohListen: HostPort?
+    /// The bearer token the DoH listener requires (`doh-token`); nil: none. A secret.
+    public var dohToken: String?
 
     /// The documented defaults, used for every option no source sets.
     public static let defaults = ProxyConfiguration(

@@ -179,6 +179,18 @@ let optionSamples: [OptionSample] = [
     .init(name: "probe-domains", defaultValue: "",
           file: ("[API.example.com, 'b.example:8443']", "api.example.com,b.example:8443"), env: ("c.example:443", "c.example"),
           flag: (["d.example:80,e.example"], "d.example:80,e.example")),
+    .init(name: "dns-listen", defaultValue: "off",
+          file: ("127.0.0.1:5353", "127.0.0.1:5353"), env: ("off", "off"), flag: (["[::1]:53"], "[::1]:53")),
+    .init(name: "dns-forward-zone", defaultValue: "",
+          file: ("[Cluster.Local, .svc]", "cluster.local,svc"), env: ("corp.example.com", "corp.example.com"), flag: (["lan", "home.arpa."], "lan,home.arpa")),
+    .init(name: "dns-upstream", defaultValue: "",
+          file: ("['10.96.0.10:53']", "10.96.0.10:53"), env: ("127.0.0.53:53,[::1]:5353", "127.0.0.53:53,[::1]:5353"), flag: (["192.0.2.53:53"], "192.0.2.53:53")),
+    .init(name: "dns-rate-limit", defaultValue: "1000",
+          file: ("0", "0"), env: ("50", "50"), flag: (["20000"], "20000")),
+    .init(name: "doh-listen", defaultValue: "off",
+          file: ("0.0.0.0:8053", "0.0.0.0:8053"), env: ("off", "off"), flag: (["127.0.0.1:0"], "127.0.0.1:0")),
+    .init(name: "doh-token", defaultValue: "none",
+          file: ("file-token", "file-token"), env: ("env-token", "env-token"), flag: (["flag-token"], "flag-token")),
 ]
 
 @Suite struct PrecedenceTests {

@@ -113,6 +113,12 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "compare-rate": "\(config.compareRate)"
     case "probe-domains": config.probeDomains.map(\.description).joined(separator: ",")
     case "system-dns-domain": config.systemDNSDomains.suffixes.joined(separator: ",")
+    case "dns-listen": config.dnsListen?.description ?? "off"
+    case "dns-forward-zone": config.dnsForwardZones.suffixes.joined(separator: ",")
+    case "dns-upstream": config.dnsUpstreams.map(\.description).joined(separator: ",")
+    case "dns-rate-limit": "\(config.dnsRateLimit)"
+    case "doh-listen": config.dohListen?.description ?? "off"
+    case "doh-token": config.dohToken ?? "none"
     default: nil
     }
 }

@@ -21,6 +21,7 @@ extension ProxyMetrics {
         "httpdns_proxy_address_probes_total": "TCP connect probes of answers for --probe-domains, by result (ok, refused, timeout, other).",
         "httpdns_proxy_config_reloads_total": "Configuration reloads by result.",
         "httpdns_proxy_network_changes_total": "Changes of the host's interface addresses seen by the network monitor (each refreshes the cache in the background).",
+        "httpdns_proxy_dns_queries_total": "Queries the DNS listener answered, by query type (a bounded set, else other) and RCODE.",
         "httpdns_proxy_build_info": "Always 1; the version label is the running build.",
     ]
 

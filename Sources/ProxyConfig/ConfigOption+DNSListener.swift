@@ -84,3 +84,47 @@ extension ConfigOption {
         config.dohToken = token
     }
 }
+
+/// A second HTTPDNS provider for when the first cannot be reached (a node tier that is down).
+extension ConfigOption {
+    public static let fallbackProvider = ConfigOption(
+        name: "fallback-provider", valueName: "kind",
+        help: "A second provider (json, doh, alibaba or tencent; its credentials are the first's options) asked when the first fails for any reason but NXDOMAIN/NODATA, e.g. the vendor behind a node tier; the first is tried again after resolver-timeout; default none (system DNS comes after both when system-fallback is on)",
+        defaultText: "none", expectation: "expected one of json, doh, alibaba, tencent, or none"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let text = single(items)
+        guard text != "none" else {
+            config.fallbackProvider = nil
+            return
+        }
+        guard let kind = ProviderKind(rawValue: text), ![.system, .static].contains(kind) else {
+            throw .malformedValue(reason: "expected one of json, doh, alibaba, tencent, or none (system DNS is system-fallback)")
+        }
+        config.fallbackProvider = kind
+    }
+
+    public static let fallbackResolverURL = ConfigOption(
+        name: "fallback-resolver-url", valueName: "url",
+        help: "The fallback provider's service URL (default that provider's default URL)",
+        defaultText: "none", expectation: "expected an http or https URL like https://dns.example.com/resolve"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let text = single(items)
+        _ = try HTTPServiceURL(parsing: text)
+        config.fallbackResolverURL = text
+    }
+}
+
+extension ProxyConfiguration {
+    /// The configuration the fallback provider is built from: this one with its provider and URL
+    /// (and no pins unless its URL is the provider's default); nil without `fallback-provider`.
+    public var fallbackConfiguration: ProxyConfiguration? {
+        guard let kind = fallbackProvider else { return nil }
+        var second = self
+        second.provider = kind
+        second.resolverURL = fallbackResolverURL
+        second.resolverIPs = []
+        second.fallbackProvider = nil
+        second.fallbackResolverURL = nil
+        return second
+    }
+}

@@ -19,6 +19,7 @@ extension ConfigOption {
         "systemDNSDomains": systemDNSDomain,
         "dnsForwardZones": dnsForwardZone,
         "dnsUpstreams": dnsUpstream,
+        "fallbackResolverURL": fallbackResolverURL,
     ]
 
     /// Fields set by several options, each compared on its own part.

@@ -17,7 +17,7 @@ extension ConfigOption {
         connectTimeout, ipBackoff, ipBackoffMax, upstreamTimeout, headerTimeout, clientIdleTimeout, tunnelIdleTimeout,
         poolMaxIdle, poolIdleTimeout, shutdownGrace, via, threads,
         compareSystemDNS, compareRate, probeDomains,
-        dnsListen, dnsForwardZone, dnsUpstream, dnsRateLimit, dohListen, dohToken,
+        dnsListen, dnsForwardZone, dnsUpstream, dnsRateLimit, dohListen, dohToken, fallbackProvider, fallbackResolverURL,
     ]
 
     private static let durationExpectation = "expected a duration like 500ms, 3s, 1.5s, 5m or 1h (a bare number means seconds)"

@@ -87,6 +87,8 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("dnsRateLimit", "\(dnsRateLimit)"),
             ("dohListen", text(dohListen)),
             ("dohToken", dohToken == nil ? "nil" : Self.redacted),
+            ("fallbackProvider", text(fallbackProvider?.rawValue)),
+            ("fallbackResolverURL", text(fallbackResolverURL)),
         ]
     }
 

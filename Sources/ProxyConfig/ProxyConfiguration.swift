@@ -180,6 +180,10 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var dohListen: HostPort?
     /// The bearer token the DoH listener requires (`doh-token`); nil: none. A secret.
     public var dohToken: String?
+    /// A second provider asked when the first cannot answer (`fallback-provider`); nil: none.
+    public var fallbackProvider: ProviderKind?
+    /// The fallback provider's URL (`fallback-resolver-url`); nil: its default.
+    public var fallbackResolverURL: String?
 
     /// The documented defaults, used for every option no source sets.
     public static let defaults = ProxyConfiguration(

@@ -137,6 +137,12 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.dohToken.name), help: help(for: .dohToken))
     public var dohToken: String?
 
+    @Option(name: .customLong(ConfigOption.fallbackProvider.name), help: help(for: .fallbackProvider))
+    public var fallbackProvider: String?
+
+    @Option(name: .customLong(ConfigOption.fallbackResolverURL.name), help: help(for: .fallbackResolverURL))
+    public var fallbackResolverURL: String?
+
     @Option(name: .customLong(ConfigOption.cacheSize.name), help: help(for: .cacheSize))
     public var cacheSize: String?
 
@@ -305,6 +311,8 @@ public struct ServeOptions: ParsableArguments, Sendable {
         put(.dnsRateLimit, dnsRateLimit)
         put(.dohListen, dohListen)
         put(.dohToken, dohToken)
+        put(.fallbackProvider, fallbackProvider)
+        put(.fallbackResolverURL, fallbackResolverURL)
         put(.cacheSize, cacheSize)
         put(.cacheImmutable, cacheImmutable)
         put(.cacheFile, cacheFile)

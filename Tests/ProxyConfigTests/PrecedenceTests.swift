@@ -191,6 +191,11 @@ let optionSamples: [OptionSample] = [
           file: ("0.0.0.0:8053", "0.0.0.0:8053"), env: ("off", "off"), flag: (["127.0.0.1:0"], "127.0.0.1:0")),
     .init(name: "doh-token", defaultValue: "none",
           file: ("file-token", "file-token"), env: ("env-token", "env-token"), flag: (["flag-token"], "flag-token")),
+    .init(name: "fallback-provider", defaultValue: "none",
+          file: ("json", "json"), env: ("doh", "doh"), flag: (["alibaba"], "alibaba")),
+    .init(name: "fallback-resolver-url", defaultValue: "none",
+          file: ("https://a.example/resolve", "https://a.example/resolve"), env: ("http://127.0.0.1:8053/dns-query", "http://127.0.0.1:8053/dns-query"),
+          flag: (["https://b.example/resolve"], "https://b.example/resolve")),
 ]
 
 @Suite struct PrecedenceTests {

@@ -119,6 +119,8 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "dns-rate-limit": "\(config.dnsRateLimit)"
     case "doh-listen": config.dohListen?.description ?? "off"
     case "doh-token": config.dohToken ?? "none"
+    case "fallback-provider": config.fallbackProvider?.rawValue ?? "none"
+    case "fallback-resolver-url": config.fallbackResolverURL ?? "none"
     default: nil
     }
 }

@@ -30,7 +30,7 @@ struct DNSListenerNamespaceTests {
                 + ["--system-fallback", "false", "--ip-family", "ipv4", "--dns-listen", "\(address):53",
                    "--dns-upstream", "127.0.0.1:\(upstream.port)", "--dns-forward-zone", "cluster.local"])
         defer { proxy.stop() }
-        #expect(proxy.waitForLog(where: { $0["message"] as? String == "dns listening" }) != nil, proxy.diagnostics)
+        #expect(proxy.waitForLog(where: { $0["message"] as? String == "dns listening" }, timeout: .seconds(30)) != nil, proxy.diagnostics)
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-resolv-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

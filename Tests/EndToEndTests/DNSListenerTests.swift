@@ -28,7 +28,7 @@ struct DNSListenerTests {
                 + ["--system-fallback", "false", "--ip-family", "both", "--dns-listen", extra.contains("--dns-listen") ? "" : "127.0.0.1:0",
                    "--dns-upstream", upstreamAddress].filter { !$0.isEmpty }
                 + extra)
-        let entry = try #require(proxy.waitForLog(where: { $0["message"] as? String == "dns listening" }), proxy.diagnostics)
+        let entry = try #require(proxy.waitForLog(where: { $0["message"] as? String == "dns listening" }, timeout: .seconds(30)), proxy.diagnostics)
         let port = try #require(ProxyProcess.port(ofAddress: entry["address"] as? String ?? ""), "\(entry)")
         return Listener(proxy: proxy, port: port)
     }

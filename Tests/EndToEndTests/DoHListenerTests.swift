@@ -12,7 +12,7 @@ struct DoHListenerTests {
         let proxy = try ProxyProcess.launch(
             HTTPDNSResolutionTests.jsonProvider(service)
                 + ["--system-fallback", "false", "--ip-family", "both", "--doh-listen", "127.0.0.1:0", "--dns-upstream", "127.0.0.1:9"] + extra)
-        let entry = try #require(proxy.waitForLog(where: { $0["message"] as? String == "doh listening" }), proxy.diagnostics)
+        let entry = try #require(proxy.waitForLog(where: { $0["message"] as? String == "doh listening" }, timeout: .seconds(30)), proxy.diagnostics)
         return (proxy, try #require(ProxyProcess.port(ofAddress: entry["address"] as? String ?? "")))
     }
 

@@ -27,7 +27,7 @@ struct FleetTests {
     }
 
     static func dnsPort(_ proxy: ProxyProcess) throws -> Int {
-        let entry = try #require(proxy.waitForLog(where: { $0["message"] as? String == "dns listening" }), proxy.diagnostics)
+        let entry = try #require(proxy.waitForLog(where: { $0["message"] as? String == "dns listening" }, timeout: .seconds(30)), proxy.diagnostics)
         return try #require(ProxyProcess.port(ofAddress: entry["address"] as? String ?? ""))
     }
 

@@ -32,51 +32,29 @@ public final class DNSServer: Service, Sendable {
     }
 
     public func run() async throws {
-        let responder = self.responder
-        let udp: any Channel
-        do {
-            udp = try await DatagramBootstrap(group: group)
-                .channelOption(.socketOption(.so_reuseaddr), value: 1)
-                // Vector reads split one receive buffer evenly between the messages: 2 KiB each
-                // (a query longer than that is cut, then refused as longer than 1024 bytes).
-                .channelOption(.datagramVectorReadMessageCount, value: Self.vectorReadCount)
-                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: Self.vectorReadCount * 2048))
-                .channelOption(.maxMessagesPerRead, value: 64)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(DNSUDPHandler(responder: responder))
-                    }
+        // UDP and TCP share the port. With port 0 the kernel picks a free UDP port, which TCP
+        // may have in use (another socket's ephemeral port): then both are tried again.
+        let attempts = listen.port == 0 ? 20 : 1
+        var bound: (udp: any Channel, tcp: any Channel)?
+        for attempt in 1...attempts where bound == nil {
+            let udp: any Channel
+            do {
+                udp = try await bindUDP()
+            } catch {
+                throw ListenerBindError(listener: "dns", option: "--dns-listen", host: listen.host, port: listen.port, error: error)
+            }
+            let port = udp.localAddress?.port ?? listen.port
+            do {
+                bound = (udp, try await bindTCP(port: port))
+            } catch {
+                try? await udp.close()
+                if attempt == attempts {
+                    throw ListenerBindError(listener: "dns", option: "--dns-listen", host: listen.host, port: port, error: error)
                 }
-                .bind(host: listen.host, port: listen.port).get()
-        } catch {
-            throw ListenerBindError(listener: "dns", option: "--dns-listen", host: listen.host, port: listen.port, error: error)
+            }
         }
-        let port = udp.localAddress?.port ?? listen.port
-        let connections = tcpConnections
-        let tcp: any Channel
-        do {
-            tcp = try await ServerBootstrap(group: group)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelInitializer { channel in
-                    let admitted = responder.isAllowed(channel.remoteAddress) && connections.withLockedValue { open in
-                        guard open < Self.maximumTCPConnections else { return false }
-                        open += 1
-                        return true
-                    }
-                    guard admitted else { return channel.close() }
-                    channel.closeFuture.whenComplete { _ in connections.withLockedValue { $0 -= 1 } }
-                    return channel.eventLoop.makeCompletedFuture {
-                        let sync = channel.pipeline.syncOperations
-                        try sync.addHandler(IdleStateHandler(readTimeout: Self.tcpIdleTimeout))
-                        try sync.addHandler(ByteToMessageHandler(DNSTCPFrameDecoder()))
-                        try sync.addHandler(DNSTCPHandler(responder: responder))
-                    }
-                }
-                .bind(host: listen.host, port: port).get()
-        } catch {
-            try? await udp.close()
-            throw ListenerBindError(listener: "dns", option: "--dns-listen", host: listen.host, port: port, error: error)
-        }
+        guard let bound else { return }
+        let (udp, tcp) = bound
         if let address = udp.localAddress {
             ownListeners?.add(address)
             logger.info("dns listening", metadata: ["address": "\(ClientConnectionHandler.format(address))", "transports": "udp,tcp"])
@@ -84,6 +62,46 @@ public final class DNSServer: Service, Sendable {
         try? await gracefulShutdown()
         try? await udp.close()
         try? await tcp.close()
+    }
+
+    private func bindUDP() async throws -> any Channel {
+        let responder = self.responder
+        return try await DatagramBootstrap(group: group)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            // Vector reads split one receive buffer evenly between the messages: 2 KiB each
+            // (a query longer than that is cut, then refused as longer than 1024 bytes).
+            .channelOption(.datagramVectorReadMessageCount, value: Self.vectorReadCount)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: Self.vectorReadCount * 2048))
+            .channelOption(.maxMessagesPerRead, value: 64)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(DNSUDPHandler(responder: responder))
+                }
+            }
+            .bind(host: listen.host, port: listen.port).get()
+    }
+
+    private func bindTCP(port: Int) async throws -> any Channel {
+        let responder = self.responder
+        let connections = tcpConnections
+        return try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                let admitted = responder.isAllowed(channel.remoteAddress) && connections.withLockedValue { open in
+                    guard open < Self.maximumTCPConnections else { return false }
+                    open += 1
+                    return true
+                }
+                guard admitted else { return channel.close() }
+                channel.closeFuture.whenComplete { _ in connections.withLockedValue { $0 -= 1 } }
+                return channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(IdleStateHandler(readTimeout: Self.tcpIdleTimeout))
+                    try sync.addHandler(ByteToMessageHandler(DNSTCPFrameDecoder()))
+                    try sync.addHandler(DNSTCPHandler(responder: responder))
+                }
+            }
+            .bind(host: listen.host, port: port).get()
     }
 }
 

@@ -6,7 +6,8 @@
 # is checked in a real browser) and Python's pacparser (the PAC file is evaluated by a PAC engine).
 # Installs them with apt-get when running as root; otherwise prints the exact command and fails.
 #
-#   --with-test-tools       also: openssl, python3 with bcrypt (the proxy-auth tests), logrotate, iproute2
+#   --with-test-tools       also: openssl, python3 with bcrypt (the proxy-auth tests) and dnspython,
+#                           dig, dnsperf, unbound and dnsmasq (the DNS listener), logrotate, iproute2
 #                           (scripts/netns-test.sh), and the linters scripts/lint-deploy.sh runs,
 #                           from PyPI into a virtualenv at $TEST_TOOLS_VENV (default
 #                           ~/.cache/httpdns-proxy/test-tools; put its bin/ on PATH, as
@@ -45,6 +46,12 @@ if [ "$mode" = "--with-test-tools" ]; then
   # strace counts the proxy's accept() calls while descriptors are exhausted.
   command -v strace >/dev/null 2>&1 || missing+=(strace)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+  # The DNS listener's tests query it with dig (dnsutils) and dnspython; its benchmark loads it with
+  # dnsperf beside unbound and dnsmasq configured as caches.
+  command -v dig >/dev/null 2>&1 || missing+=(dnsutils)
+  command -v dnsperf >/dev/null 2>&1 || missing+=(dnsperf)
+  command -v unbound >/dev/null 2>&1 || [ -x /usr/sbin/unbound ] || missing+=(unbound)
+  command -v dnsmasq >/dev/null 2>&1 || [ -x /usr/sbin/dnsmasq ] || missing+=(dnsmasq-base)
   command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
   # A virtualenv for the linters needs ensurepip, which Debian ships separately.
   command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip' >/dev/null 2>&1 && missing+=(python3-venv)
@@ -52,6 +59,8 @@ if [ "$mode" = "--with-test-tools" ]; then
   command -v python3 >/dev/null 2>&1 && ! python3 -c 'import bcrypt' 2>/dev/null && pip_missing+=(bcrypt)
   # pacparser evaluates /proxy.pac like a browser would.
   command -v python3 >/dev/null 2>&1 && ! python3 -c 'import pacparser' 2>/dev/null && pip_missing+=(pacparser)
+  # dnspython sends hand-made and malformed queries to the DNS listener.
+  command -v python3 >/dev/null 2>&1 && ! python3 -c 'import dns.message' 2>/dev/null && pip_missing+=(dnspython)
 fi
 if [ "$mode" = "--with-container-smoke" ]; then
   command -v python3 >/dev/null 2>&1 || missing+=(python3)

@@ -14,12 +14,13 @@ enum FuzzTarget: String {
     case alibabaJSON = "alibaba-json"
     case staticList = "static-list"
     case clientHello = "client-hello"
+    case dnsQuery = "dns-query"
 }
 
 let target: FuzzTarget = {
     let name = ProcessInfo.processInfo.environment["FUZZ_TARGET"] ?? ""
     guard let target = FuzzTarget(rawValue: name) else {
-        fatalError("set FUZZ_TARGET to one of: request-target, header-rewriter, dns-wire, doh-json, alibaba-json, static-list, client-hello")
+        fatalError("set FUZZ_TARGET to one of: request-target, header-rewriter, dns-wire, doh-json, alibaba-json, static-list, client-hello, dns-query")
     }
     return target
 }()
@@ -53,6 +54,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = try? StaticList.parse(bytes)
     case .clientHello:
         fuzzPeek(bytes)
+    case .dnsQuery:
+        fuzzDNSQuery(bytes)
     }
     return 0
 }
@@ -117,6 +120,29 @@ func fuzzPeek(_ bytes: [UInt8]) {
     let rest = TransparentPeek.classify(bytes[1...])
     if prefix != .needMore {
         precondition(prefix == rest, "prefix decided \(prefix), whole \(rest)")
+    }
+}
+
+/// The DNS listener's parser: a parsed query's question is a well-formed name + type + class, and
+/// every answer built for it (a tight UDP limit, an address, a negative answer) is well-formed too.
+func fuzzDNSQuery(_ bytes: [UInt8]) {
+    do {
+        let query = try DNSQuery.parse(bytes)
+        precondition(bytes.count <= DNSQuery.maximumLength && query.question.count >= 5 && query.question.count <= 259)
+        precondition((512...DNSQuery.advertisedPayloadSize).contains(query.udpLimit))
+        for answer in [
+            DNSAnswerBuilder.answer(to: query, rcode: 0, records: [.init(type: 1, ttl: 60, rdata: [192, 0, 2, 1])], limit: query.udpLimit),
+            DNSAnswerBuilder.answer(to: query, rcode: 3, negativeTTL: 30, limit: query.udpLimit),
+            DNSAnswerBuilder.relay(bytes, to: query, limit: query.udpLimit),
+        ] {
+            precondition(answer.count >= 12 && answer.count <= max(query.udpLimit, bytes.count))
+            precondition(answer[0] == UInt8(query.id >> 8) && answer[1] == UInt8(query.id & 0xFF))
+        }
+    } catch {
+        if case .reply(let rcode, let id, let flags, let question, let edns, _) = error {
+            let answer = DNSAnswerBuilder.problem(rcode: rcode, id: id, queryFlags: flags, question: question, edns: edns)
+            precondition(answer.count >= 12 && answer.count <= 12 + 259 + 11)
+        }
     }
 }
 

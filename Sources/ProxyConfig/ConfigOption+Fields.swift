@@ -17,6 +17,9 @@ extension ConfigOption {
         "viaPseudonym": via,
         "configFile": config,
         "systemDNSDomains": systemDNSDomain,
+        "dnsForwardZones": dnsForwardZone,
+        "dnsUpstreams": dnsUpstream,
+        "fallbackResolverURL": fallbackResolverURL,
     ]
 
     /// Fields set by several options, each compared on its own part.

@@ -85,6 +85,14 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("transparentFallback", transparentFallback.rawValue),
             ("transparentPeekTimeout", duration(transparentPeekTimeout)),
             ("outboundMark", text(outboundMark)),
+            ("dnsListen", text(dnsListen)),
+            ("dnsForwardZones", "\(dnsForwardZones)"),
+            ("dnsUpstreams", list(dnsUpstreams)),
+            ("dnsRateLimit", "\(dnsRateLimit)"),
+            ("dohListen", text(dohListen)),
+            ("dohToken", dohToken == nil ? "nil" : Self.redacted),
+            ("fallbackProvider", text(fallbackProvider?.rawValue)),
+            ("fallbackResolverURL", text(fallbackResolverURL)),
         ]
     }
 

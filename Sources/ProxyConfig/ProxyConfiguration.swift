@@ -179,6 +179,22 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// SO_MARK put on every outbound socket (origins and the resolver), so netfilter rules can
     /// exempt the proxy's own traffic from redirection; nil: none. Default nil.
     public var outboundMark: UInt32?
+    /// The DNS listener's address (`dns-listen`); nil: off (the default).
+    public var dnsListen: HostPort?
+    /// Names the DNS listener forwards to the upstream resolvers (`dns-forward-zone`). Default: none.
+    public var dnsForwardZones = SystemDNSDomains()
+    /// Where the DNS listener forwards (`dns-upstream`); empty: /etc/resolv.conf's nameservers.
+    public var dnsUpstreams: [HostPort] = []
+    /// DNS queries per second per client IP (`dns-rate-limit`); 0: no limit. Default 1000.
+    public var dnsRateLimit: Int = 1000
+    /// The DoH listener's address (`doh-listen`); nil: off (the default).
+    public var dohListen: HostPort?
+    /// The bearer token the DoH listener requires (`doh-token`); nil: none. A secret.
+    public var dohToken: String?
+    /// A second provider asked when the first cannot answer (`fallback-provider`); nil: none.
+    public var fallbackProvider: ProviderKind?
+    /// The fallback provider's URL (`fallback-resolver-url`); nil: its default.
+    public var fallbackResolverURL: String?
 
     /// The documented defaults, used for every option no source sets.
     public static let defaults = ProxyConfiguration(

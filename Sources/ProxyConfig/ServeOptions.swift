@@ -119,6 +119,30 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.systemDNSDomain.name), help: help(for: .systemDNSDomain))
     public var systemDNSDomain: [String] = []
 
+    @Option(name: .customLong(ConfigOption.dnsListen.name), help: help(for: .dnsListen))
+    public var dnsListen: String?
+
+    @Option(name: .customLong(ConfigOption.dnsForwardZone.name), help: help(for: .dnsForwardZone))
+    public var dnsForwardZone: [String] = []
+
+    @Option(name: .customLong(ConfigOption.dnsUpstream.name), help: help(for: .dnsUpstream))
+    public var dnsUpstream: [String] = []
+
+    @Option(name: .customLong(ConfigOption.dnsRateLimit.name), help: help(for: .dnsRateLimit))
+    public var dnsRateLimit: String?
+
+    @Option(name: .customLong(ConfigOption.dohListen.name), help: help(for: .dohListen))
+    public var dohListen: String?
+
+    @Option(name: .customLong(ConfigOption.dohToken.name), help: help(for: .dohToken))
+    public var dohToken: String?
+
+    @Option(name: .customLong(ConfigOption.fallbackProvider.name), help: help(for: .fallbackProvider))
+    public var fallbackProvider: String?
+
+    @Option(name: .customLong(ConfigOption.fallbackResolverURL.name), help: help(for: .fallbackResolverURL))
+    public var fallbackResolverURL: String?
+
     @Option(name: .customLong(ConfigOption.cacheSize.name), help: help(for: .cacheSize))
     public var cacheSize: String?
 
@@ -293,6 +317,14 @@ public struct ServeOptions: ParsableArguments, Sendable {
         put(.maxStale, maxStale)
         put(.systemFallback, systemFallback)
         if !systemDNSDomain.isEmpty { values[ConfigOption.systemDNSDomain.name] = systemDNSDomain }
+        put(.dnsListen, dnsListen)
+        if !dnsForwardZone.isEmpty { values[ConfigOption.dnsForwardZone.name] = dnsForwardZone }
+        if !dnsUpstream.isEmpty { values[ConfigOption.dnsUpstream.name] = dnsUpstream }
+        put(.dnsRateLimit, dnsRateLimit)
+        put(.dohListen, dohListen)
+        put(.dohToken, dohToken)
+        put(.fallbackProvider, fallbackProvider)
+        put(.fallbackResolverURL, fallbackResolverURL)
         put(.cacheSize, cacheSize)
         put(.cacheImmutable, cacheImmutable)
         put(.cacheFile, cacheFile)

@@ -27,6 +27,10 @@ enum OptionHelp {
         ("Limits", ["max-connections", "max-connections-per-client", "header-timeout", "client-idle-timeout", "tunnel-idle-timeout", "shutdown-grace"]),
         ("Logging", ["log-level", "log-format", "access-log", "access-log-format", "request-id-header"]),
         ("Transparent interception", ["transparent-listen", "transparent-fallback", "transparent-peek-timeout", "outbound-mark"]),
+        ("DNS and DoH listeners, resolver chain", [
+            "dns-listen", "dns-forward-zone", "dns-upstream", "dns-rate-limit", "doh-listen", "doh-token", "fallback-provider",
+            "fallback-resolver-url",
+        ]),
     ]
 
     static let width = 78

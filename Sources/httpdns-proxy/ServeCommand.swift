@@ -116,6 +116,21 @@ struct ServeCommand: AsyncParsableCommand {
                 )
             )
         }
+        if configuration.dnsListen != nil || configuration.dohListen != nil {
+            // One responder for both listeners: one rate limit per client, one set of counters.
+            let responder = DNSResponder.make(
+                configuration: configuration, caching: resolvers.caching, health: proxy.ipHealth,
+                allowed: { proxy.allowedClients }, metrics: metrics.map { _ in DNSMetrics() }, logger: logger)
+            if let listen = configuration.dnsListen {
+                services.append(DNSServer(listen: listen, group: group, responder: responder, logger: logger, ownListeners: proxy.ownListeners))
+            }
+            if let listen = configuration.dohListen {
+                services.append(
+                    DoHServer(
+                        listen: listen, token: configuration.dohToken, requestTimeout: configuration.headerTimeout, group: group,
+                        responder: responder, logger: logger, ownListeners: proxy.ownListeners))
+            }
+        }
         services.append(proxy)
         if let networkMonitor { services.append(networkMonitor) }
         services.append(SignalService(signals: signals, reloader: reloader, accessLog: accessLog, logger: logger))

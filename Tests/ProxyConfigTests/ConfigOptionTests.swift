@@ -17,14 +17,14 @@ import Testing
     @Test func registryNamesAreUniqueKebabCase() {
         let names = ConfigOption.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 77)
+        #expect(names.count == 85)
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
-        #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["secret", "aes-key", "doh-access-key-secret", "tencent-token", "tencent-key", "proxy-auth"])
-        #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["pac-bypass", "resolver-ip", "system-dns-domain", "allow-destination", "allow-client", "proxy-auth", "tls-upgrade"])
+        #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["secret", "aes-key", "doh-access-key-secret", "tencent-token", "tencent-key", "proxy-auth", "doh-token"])
+        #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["pac-bypass", "resolver-ip", "system-dns-domain", "allow-destination", "allow-client", "proxy-auth", "tls-upgrade", "dns-forward-zone", "dns-upstream"])
         #expect(Set(ConfigOption.all.filter(\.isList).map(\.name))
-            == ["pac-bypass", "resolver-ip", "keepalive-domains", "preload", "allow-destination", "connect-ports", "tls-upgrade", "allow-client", "proxy-auth", "probe-domains", "system-dns-domain"])
+            == ["pac-bypass", "resolver-ip", "keepalive-domains", "preload", "allow-destination", "connect-ports", "tls-upgrade", "allow-client", "proxy-auth", "probe-domains", "system-dns-domain", "dns-forward-zone", "dns-upstream"])
         #expect(ConfigOption.all.filter { !$0.isAllowedInFile }.map(\.name) == ["config"])
         #expect(ConfigOption.all.filter(\.isMapping).map(\.name) == ["spki-pins"])
         #expect(ConfigOption.all.filter { !$0.isAllowedInFlagsAndEnvironment }.map(\.name) == ["spki-pins"])
@@ -146,6 +146,8 @@ import Testing
             "HTTPDNS_PROXY_ALIBABA_API": "v1", "HTTPDNS_PROXY_SCHEDULER_REFRESH": "1ms",
             "HTTPDNS_PROXY_TRANSPARENT_LISTEN": "127.0.0.1:2", "HTTPDNS_PROXY_TRANSPARENT_FALLBACK": "refuse",
             "HTTPDNS_PROXY_TRANSPARENT_PEEK_TIMEOUT": "1ms", "HTTPDNS_PROXY_OUTBOUND_MARK": "1",
+            "HTTPDNS_PROXY_DNS_LISTEN": "127.0.0.1:5353", "HTTPDNS_PROXY_DNS_UPSTREAM": "127.0.0.1:53", "HTTPDNS_PROXY_DNS_RATE_LIMIT": "5",
+            "HTTPDNS_PROXY_DOH_LISTEN": "127.0.0.1:8053",
         ])
         for option in ConfigOption.all where option.defaultText != "none" {
             #expect(fieldText(config, option.name) != fieldText(.defaults, option.name), "\(option.name)")

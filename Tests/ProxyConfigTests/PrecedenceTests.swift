@@ -188,6 +188,23 @@ let optionSamples: [OptionSample] = [
           file: ("1s", "\(1000 * ms)"), env: ("50ms", "\(50 * ms)"), flag: (["2"], "\(2000 * ms)")),
     .init(name: "outbound-mark", defaultValue: "off",
           file: ("0x10", "16"), env: ("7", "7"), flag: (["4294967295"], "4294967295")),
+    .init(name: "dns-listen", defaultValue: "off",
+          file: ("127.0.0.1:5353", "127.0.0.1:5353"), env: ("off", "off"), flag: (["[::1]:53"], "[::1]:53")),
+    .init(name: "dns-forward-zone", defaultValue: "",
+          file: ("[Cluster.Local, .svc]", "cluster.local,svc"), env: ("corp.example.com", "corp.example.com"), flag: (["lan", "home.arpa."], "lan,home.arpa")),
+    .init(name: "dns-upstream", defaultValue: "",
+          file: ("['10.96.0.10:53']", "10.96.0.10:53"), env: ("127.0.0.53:53,[::1]:5353", "127.0.0.53:53,[::1]:5353"), flag: (["192.0.2.53:53"], "192.0.2.53:53")),
+    .init(name: "dns-rate-limit", defaultValue: "1000",
+          file: ("0", "0"), env: ("50", "50"), flag: (["20000"], "20000")),
+    .init(name: "doh-listen", defaultValue: "off",
+          file: ("0.0.0.0:8053", "0.0.0.0:8053"), env: ("off", "off"), flag: (["127.0.0.1:0"], "127.0.0.1:0")),
+    .init(name: "doh-token", defaultValue: "none",
+          file: ("file-token", "file-token"), env: ("env-token", "env-token"), flag: (["flag-token"], "flag-token")),
+    .init(name: "fallback-provider", defaultValue: "none",
+          file: ("json", "json"), env: ("doh", "doh"), flag: (["alibaba"], "alibaba")),
+    .init(name: "fallback-resolver-url", defaultValue: "none",
+          file: ("https://a.example/resolve", "https://a.example/resolve"), env: ("http://127.0.0.1:8053/dns-query", "http://127.0.0.1:8053/dns-query"),
+          flag: (["https://b.example/resolve"], "https://b.example/resolve")),
 ]
 
 @Suite struct PrecedenceTests {

@@ -117,6 +117,14 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "transparent-fallback": config.transparentFallback.rawValue
     case "transparent-peek-timeout": "\(config.transparentPeekTimeout.nanoseconds)"
     case "outbound-mark": config.outboundMark.map { "\($0)" } ?? "off"
+    case "dns-listen": config.dnsListen?.description ?? "off"
+    case "dns-forward-zone": config.dnsForwardZones.suffixes.joined(separator: ",")
+    case "dns-upstream": config.dnsUpstreams.map(\.description).joined(separator: ",")
+    case "dns-rate-limit": "\(config.dnsRateLimit)"
+    case "doh-listen": config.dohListen?.description ?? "off"
+    case "doh-token": config.dohToken ?? "none"
+    case "fallback-provider": config.fallbackProvider?.rawValue ?? "none"
+    case "fallback-resolver-url": config.fallbackResolverURL ?? "none"
     default: nil
     }
 }

@@ -34,6 +34,14 @@ public final class IPHealthRegistry: Sendable {
         return table.withLockedValue { $0.ordered(addresses, now: now) }
     }
 
+    /// `ips` (one family) in the order `ordered` would dial them on `port`: what the DNS listener
+    /// answers with, so a dead address goes last. Unchanged while nothing has been learned.
+    public func ordered(ips: [String], port: Int) -> [String] {
+        guard ips.count > 1, table.withLockedValue({ $0.count > 0 }) else { return ips }
+        let addresses = ips.compactMap { try? SocketAddress(ipAddress: $0, port: port) }
+        return ordered(addresses).compactMap(\.ipAddress)
+    }
+
     public func state(of endpoint: UpstreamEndpoint) -> IPHealthTable.State {
         let now = self.now()
         return table.withLockedValue { $0.state(of: endpoint, now: now) }

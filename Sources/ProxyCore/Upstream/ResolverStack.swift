@@ -164,7 +164,10 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     static func makeProvider(_ configuration: ProxyConfiguration, transport: CurlTransport, logger: Logger) -> Made {
         let url = configuration.effectiveResolverURL ?? ""
         let pins = configuration.effectiveResolverIPs.map(\.description)
-        let servers = ResolverServers(ips: pins)
+        // In front of a fallback provider, a dead service is probed again after resolver-timeout,
+        // not 30 s: the chain returns to it as soon as it answers.
+        let servers = configuration.fallbackProvider == nil
+            ? ResolverServers(ips: pins) : ResolverServers(ips: pins, backoff: configuration.resolverTimeout.duration)
         let client = ResolverClient(
             transport: transport,
             servers: servers,
@@ -227,6 +230,12 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
         case .system:
             preconditionFailure("handled above")
         }
+        if let second = configuration.fallbackConfiguration, configuration.provider != .static {
+            // The fallback's own scheduler (Alibaba v2) is not run: it uses its bootstrap IPs.
+            let made = makeProvider(second, transport: transport, logger: logger)
+            let chain = ChainedProvider(first: provider, second: made.provider, retryAfter: configuration.resolverTimeout.duration, logger: logger)
+            return Made(provider: chain, staticList: staticList, scheduler: scheduler)
+        }
         return Made(provider: provider, staticList: staticList, scheduler: scheduler)
     }
 
@@ -254,6 +263,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     static let providerFields: Set<String> = [
         "provider", "resolverURL", "resolverIPs", "accountID", "secret", "dohSignature", "dohTimestampUnit", "dohMethod",
         "resolverTimeout", "resolverCAFile", "ipFamily", "alibabaAPI", "alibabaEncryption", "aesKey", "schedulerRefresh", "tencent",
+        "fallbackProvider", "fallbackResolverURL",
     ]
     static let cacheFields: Set<String> = [
         "minTTL", "maxTTL", "negativeTTL", "maxStale", "cacheSize", "cacheImmutable", "systemFallback", "systemDNSDomains",

@@ -1,0 +1,130 @@
+/// The DNS listener's options (`dns-listen` and what it forwards where).
+extension ConfigOption {
+    public static let dnsListen = ConfigOption(
+        name: "dns-listen", valueName: "host:port|off",
+        help: "Serve DNS (UDP and TCP) on this address: A and AAAA from the HTTPDNS cache, everything else forwarded to the upstream resolvers; 'off' (the default) disables it",
+        defaultText: "off", expectation: "expected host:port like 127.0.0.1:53 or [::1]:5353, or off"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let text = single(items)
+        if text == "off" {
+            config.dnsListen = nil
+            return
+        }
+        do {
+            config.dnsListen = try HostPort(parsing: text)
+        } catch {
+            throw .malformedValue(reason: "\(error) (or 'off' to disable the DNS listener)")
+        }
+    }
+
+    public static let dnsForwardZone = ConfigOption(
+        name: "dns-forward-zone", valueName: "suffix",
+        help: "Names under this suffix (e.g. cluster.local, svc), and then also single-label names, are forwarded by the DNS listener to the upstream resolvers instead of being answered from HTTPDNS; repeatable or comma-separated",
+        defaultText: "none", expectation: "expected domain suffixes like cluster.local,svc",
+        isList: true, isRepeatable: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.dnsForwardZones = try SystemDNSDomains(parsing: items)
+    }
+
+    public static let dnsUpstream = ConfigOption(
+        name: "dns-upstream", valueName: "ip:port",
+        help: "Upstream resolvers the DNS listener forwards to (other query types, forwarded zones, names HTTPDNS cannot answer); default (or 'resolv.conf') the nameservers of /etc/resolv.conf as read at start; repeatable or comma-separated",
+        defaultText: "resolv.conf", expectation: "expected IP:PORT entries like 10.96.0.10:53 or [fd00::10]:53, or resolv.conf",
+        isList: true, isRepeatable: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        var upstreams: [HostPort] = []
+        for item in items where item != "resolv.conf" {
+            let upstream = try HostPort(parsing: item)
+            guard IPAddress(upstream.host) != nil, upstream.port > 0 else {
+                throw .malformedValue(reason: "'\(item)' is not an IP address with a port other than 0")
+            }
+            if !upstreams.contains(upstream) { upstreams.append(upstream) }
+        }
+        config.dnsUpstreams = upstreams
+    }
+
+    public static let dnsRateLimit = ConfigOption(
+        name: "dns-rate-limit", valueName: "count",
+        help: "DNS queries per second one client IP may send (bursts of as many again); beyond it the listener answers REFUSED; 0 turns the limit off",
+        defaultText: "1000", expectation: "expected a whole number 0...10000000"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.dnsRateLimit = try integer(single(items), in: 0...10_000_000)
+    }
+}
+
+/// The DoH listener's options.
+extension ConfigOption {
+    public static let dohListen = ConfigOption(
+        name: "doh-listen", valueName: "host:port|off",
+        help: "Serve RFC 8484 DNS-over-HTTPS (GET/POST /dns-query) and JSON (GET /resolve?name=&type=) over plain HTTP on this address, answered like the DNS listener, for per-pod proxies using --provider doh or json; 'off' (the default) disables it",
+        defaultText: "off", expectation: "expected host:port like 0.0.0.0:8053, or off"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let text = single(items)
+        if text == "off" {
+            config.dohListen = nil
+            return
+        }
+        do {
+            config.dohListen = try HostPort(parsing: text)
+        } catch {
+            throw .malformedValue(reason: "\(error) (or 'off' to disable the DoH listener)")
+        }
+    }
+
+    public static let dohToken = ConfigOption(
+        name: "doh-token", valueName: "token",
+        help: "Bearer token the DoH listener requires (Authorization: Bearer TOKEN); default none: no token",
+        defaultText: "none", expectation: "expected a token of printable characters without spaces",
+        isSecret: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let token = single(items)
+        guard !token.isEmpty, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw .malformedValue(reason: "expected a token of printable characters without spaces")
+        }
+        config.dohToken = token
+    }
+}
+
+/// A second HTTPDNS provider for when the first cannot be reached (a node tier that is down).
+extension ConfigOption {
+    public static let fallbackProvider = ConfigOption(
+        name: "fallback-provider", valueName: "kind",
+        help: "A second provider (json, doh, alibaba or tencent; its credentials are the first's options) asked when the first fails for any reason but NXDOMAIN/NODATA, e.g. the vendor behind a node tier; the first is tried again after resolver-timeout; default none (system DNS comes after both when system-fallback is on)",
+        defaultText: "none", expectation: "expected one of json, doh, alibaba, tencent, or none"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let text = single(items)
+        guard text != "none" else {
+            config.fallbackProvider = nil
+            return
+        }
+        guard let kind = ProviderKind(rawValue: text), ![.system, .static].contains(kind) else {
+            throw .malformedValue(reason: "expected one of json, doh, alibaba, tencent, or none (system DNS is system-fallback)")
+        }
+        config.fallbackProvider = kind
+    }
+
+    public static let fallbackResolverURL = ConfigOption(
+        name: "fallback-resolver-url", valueName: "url",
+        help: "The fallback provider's service URL (default that provider's default URL)",
+        defaultText: "none", expectation: "expected an http or https URL like https://dns.example.com/resolve"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        let text = single(items)
+        _ = try HTTPServiceURL(parsing: text)
+        config.fallbackResolverURL = text
+    }
+}
+
+extension ProxyConfiguration {
+    /// The configuration the fallback provider is built from: this one with its provider and URL
+    /// (and no pins unless its URL is the provider's default); nil without `fallback-provider`.
+    public var fallbackConfiguration: ProxyConfiguration? {
+        guard let kind = fallbackProvider else { return nil }
+        var second = self
+        second.provider = kind
+        second.resolverURL = fallbackResolverURL
+        second.resolverIPs = []
+        second.fallbackProvider = nil
+        second.fallbackResolverURL = nil
+        return second
+    }
+}

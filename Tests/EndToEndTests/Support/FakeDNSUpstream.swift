@@ -1,0 +1,87 @@
+import HTTPDNS
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// A DNS server on loopback (UDP and TCP on one port) standing in for the cluster DNS the DNS
+/// listener forwards to: every A question gets `address`, every TXT question the text "upstream",
+/// anything else NXDOMAIN. Counts the questions it saw by name.
+final class FakeDNSUpstream: Sendable {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let port: Int
+    private let udp: any Channel
+    private let tcp: any Channel
+    private let seen: NIOLockedValueBox<[String]>
+
+    init(address: [UInt8] = [10, 96, 0, 42]) throws {
+        let seen = NIOLockedValueBox<[String]>([])
+        self.seen = seen
+        let answer: @Sendable ([UInt8]) -> [UInt8]? = { bytes in
+            guard let query = try? DNSQuery.parse(bytes) else { return nil }
+            seen.withLockedValue { $0.append("\(query.name ?? "?")/\(query.type)") }
+            switch query.type {
+            case 1: return DNSAnswerBuilder.answer(to: query, rcode: 0, records: [.init(type: 1, ttl: 30, rdata: address)])
+            case 16: return DNSAnswerBuilder.answer(to: query, rcode: 0, records: [.init(type: 16, ttl: 30, rdata: [8] + Array("upstream".utf8))])
+            default: return DNSAnswerBuilder.answer(to: query, rcode: 3)
+            }
+        }
+        udp = try DatagramBootstrap(group: group)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(UDPAnswerer(answer: answer)) }
+            }
+            .bind(host: "127.0.0.1", port: 0).wait()
+        port = udp.localAddress!.port!
+        tcp = try ServerBootstrap(group: group)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(TCPAnswerer(answer: answer)) }
+            }
+            .bind(host: "127.0.0.1", port: port).wait()
+    }
+
+    /// "name/type" of every question so far.
+    var questions: [String] { seen.withLockedValue { $0 } }
+
+    func stop() {
+        try? udp.close().wait()
+        try? tcp.close().wait()
+        try? group.syncShutdownGracefully()
+    }
+}
+
+private final class UDPAnswerer: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+    let answer: @Sendable ([UInt8]) -> [UInt8]?
+    init(answer: @escaping @Sendable ([UInt8]) -> [UInt8]?) { self.answer = answer }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        guard let reply = answer(Array(envelope.data.readableBytesView)) else { return }
+        let buffer = context.channel.allocator.buffer(bytes: reply)
+        context.writeAndFlush(wrapOutboundOut(AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: buffer)), promise: nil)
+    }
+}
+
+/// Reads whole length-framed queries (a test sends small ones) and answers each.
+private final class TCPAnswerer: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    let answer: @Sendable ([UInt8]) -> [UInt8]?
+    private var pending: [UInt8] = []
+    init(answer: @escaping @Sendable ([UInt8]) -> [UInt8]?) { self.answer = answer }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        pending += Array(unwrapInboundIn(data).readableBytesView)
+        while pending.count >= 2 {
+            let length = Int(pending[0]) << 8 | Int(pending[1])
+            guard pending.count >= 2 + length else { return }
+            let message = Array(pending[2..<(2 + length)])
+            pending.removeFirst(2 + length)
+            guard let reply = answer(message) else { continue }
+            var buffer = context.channel.allocator.buffer(capacity: reply.count + 2)
+            buffer.writeInteger(UInt16(reply.count))
+            buffer.writeBytes(reply)
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        }
+    }
+}

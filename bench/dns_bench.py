@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""DNS listener load test (issue 25): dnsperf against httpdns-proxy --dns-listen beside unbound
+and dnsmasq configured as caches, all in the same run. Loopback only.
+
+Each server runs pinned to one core (--server-cpu) with one thread; dnsperf runs on another
+(--client-cpu). Every server is warmed with the same 50 names (each queried once), so the load is
+cached A answers only: httpdns-proxy answers from its HTTPDNS cache (filled from
+bench/fake_httpdns.py), unbound and dnsmasq from their caches (filled from a tiny dnspython
+upstream). For each server: the highest rate dnsperf reaches in --duration seconds (100
+outstanding queries), then latency percentiles from a run at half that rate (dnsperf -v reports
+each query's latency). Prints a markdown table and writes bench/out/dns.json.
+"""
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import Fail, Processes, free_port, log  # noqa: E402
+
+NAMES = ["bench-%02d.test" % i for i in range(50)]
+
+
+def udp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def upstream_server(port, stop):
+    """Authoritative-ish answers for the bench names (TTL 3600) for unbound and dnsmasq to cache."""
+    import dns.message
+    import dns.rrset
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", port))
+    sock.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            data, addr = sock.recvfrom(4096)
+        except socket.timeout:
+            continue
+        query = dns.message.from_wire(data)
+        response = dns.message.make_response(query)
+        question = query.question[0]
+        name = question.name.to_text().rstrip(".")
+        if name in NAMES and question.rdtype == 1:
+            index = NAMES.index(name)
+            response.answer.append(dns.rrset.from_text(question.name, 3600, "IN", "A", "192.0.2.%d" % (index + 1)))
+        elif name not in NAMES:
+            response.set_rcode(3)
+        sock.sendto(response.to_wire(), addr)
+    sock.close()
+
+
+def ask(port, name):
+    import dns.message
+    import dns.query
+    return dns.query.udp(dns.message.make_query(name, "A"), "127.0.0.1", port=port, timeout=5)
+
+
+def wait_udp(port, deadline=20.0):
+    end = time.time() + deadline
+    while time.time() < end:
+        try:
+            ask(port, "warmup.invalid")
+            return
+        except Exception:
+            time.sleep(0.2)
+    raise Fail("no DNS answer on port %d" % port)
+
+
+def dnsperf(args, port, datafile, rate=None, verbose=False, duration=None):
+    argv = ["taskset", "-c", args.client_cpu, "dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", str(datafile),
+            "-l", str(duration or args.duration), "-c", "4", "-q", "100", "-t", "2"]
+    if rate:
+        argv += ["-Q", str(int(rate))]
+    if verbose:
+        argv += ["-v"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=(duration or args.duration) + 60).stdout
+    result = {"qps": None, "lost": None, "latencies_ms": []}
+    for line in out.splitlines():
+        line = line.strip()
+        if line.startswith("Queries per second:"):
+            result["qps"] = float(line.split()[-1])
+        elif line.startswith("Queries lost:"):
+            result["lost"] = int(line.split()[2])
+        elif verbose and line.startswith(">"):
+            # "> NOERROR bench-01.test A 0.000123"
+            try:
+                result["latencies_ms"].append(float(line.split()[-1]) * 1000)
+            except ValueError:
+                pass
+    return result
+
+
+def percentile(values, p):
+    if not values:
+        return None
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * p / 100))]
+
+
+def measure(args, name, port, datafile):
+    for n in NAMES:
+        ask(port, n)
+    best = dnsperf(args, port, datafile)
+    half = best["qps"] / 2 if best["qps"] else 1000
+    latency = dnsperf(args, port, datafile, rate=half, verbose=True, duration=min(args.duration, 5))
+    lat = latency["latencies_ms"]
+    row = {
+        "server": name, "max_qps": best["qps"], "lost_at_max": best["lost"], "half_rate": half,
+        "p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99), "p999_ms": percentile(lat, 99.9),
+        "answers_timed": len(lat), "lost_at_half": latency["lost"],
+    }
+    log("%s: %s" % (name, row))
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", required=True, help="httpdns-proxy (a release build)")
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--server-cpu", default="0")
+    ap.add_argument("--client-cpu", default="1")
+    ap.add_argument("--servers", default="httpdns-proxy,unbound,dnsmasq")
+    args = ap.parse_args()
+    for tool in ("dnsperf", "taskset"):
+        if not shutil.which(tool):
+            raise Fail("%s is not installed (scripts/ensure-deps.sh --with-test-tools)" % tool)
+    work = Path(tempfile.mkdtemp(prefix="dns-bench-"))
+    procs = Processes(work)
+    stop = threading.Event()
+    rows = []
+    try:
+        datafile = work / "queries.txt"
+        datafile.write_text("".join("%s A\n" % n for n in NAMES))
+        upstream = udp_port()
+        threading.Thread(target=upstream_server, args=(upstream, stop), daemon=True).start()
+        pin = ["taskset", "-c", args.server_cpu]
+        for server in args.servers.split(","):
+            port = udp_port()
+            if server == "httpdns-proxy":
+                service = free_port()
+                fake = [sys.executable, str(Path(__file__).resolve().parent / "fake_httpdns.py"), "--port", str(service), "--ttl", "3600"]
+                for i, n in enumerate(NAMES):
+                    fake += ["--name", "%s=192.0.2.%d" % (n, i + 1)]
+                procs.start("fake-httpdns", fake, work / "fake.log")
+                time.sleep(1)
+                argv = pin + [args.binary, "--provider", "json", "--resolver-url", "http://127.0.0.1:%d/resolve" % service,
+                              "--resolver-ip", "127.0.0.1", "--ip-family", "ipv4", "--system-fallback", "false",
+                              "--threads", "1", "--listen", "127.0.0.1:%d" % free_port(), "--admin-listen", "off",
+                              "--dns-listen", "127.0.0.1:%d" % port, "--dns-rate-limit", "0", "--dns-upstream", "127.0.0.1:%d" % upstream,
+                              "--log-level", "warning"]
+                procs.start(server, argv, work / "httpdns-proxy.log")
+            elif server == "unbound":
+                conf = work / "unbound.conf"
+                conf.write_text("""server:
+    interface: 127.0.0.1
+    port: %d
+    do-daemonize: no
+    num-threads: 1
+    so-reuseport: no
+    username: ""
+    chroot: ""
+    directory: "%s"
+    pidfile: ""
+    use-syslog: no
+    logfile: ""
+    verbosity: 0
+    access-control: 127.0.0.0/8 allow
+    do-not-query-localhost: no
+    module-config: "iterator"
+    qname-minimisation: no
+    prefetch: no
+    ratelimit: 0
+    ip-ratelimit: 0
+forward-zone:
+    name: "."
+    forward-addr: 127.0.0.1@%d
+""" % (port, work, upstream))
+                unbound = shutil.which("unbound") or "/usr/sbin/unbound"
+                procs.start(server, pin + [unbound, "-d", "-c", str(conf)], work / "unbound.log")
+            elif server == "dnsmasq":
+                dnsmasq = shutil.which("dnsmasq") or "/usr/sbin/dnsmasq"
+                procs.start(server, pin + [dnsmasq, "-k", "-C", "/dev/null", "--no-resolv", "--no-hosts", "--user=root",
+                                           "--pid-file=", "--server=127.0.0.1#%d" % upstream, "--port=%d" % port,
+                                           "--listen-address=127.0.0.1", "--bind-interfaces", "--cache-size=10000",
+                                           "--dns-forward-max=1000"], work / "dnsmasq.log")
+            else:
+                raise Fail("unknown server %s" % server)
+            wait_udp(port)
+            rows.append(measure(args, server, port, datafile))
+            procs.stop(server)
+            if server == "httpdns-proxy":
+                procs.stop("fake-httpdns")
+    finally:
+        stop.set()
+        procs.stop_all()
+    out = Path(__file__).resolve().parent / "out"
+    out.mkdir(exist_ok=True)
+    (out / "dns.json").write_text(json.dumps({"rows": rows, "names": len(NAMES), "duration": args.duration,
+                                              "server_cpu": args.server_cpu, "client_cpu": args.client_cpu}, indent=2))
+    print("| server (1 core) | max cached A qps | lost | p50 at half rate (ms) | p99 at half rate (ms) | p99.9 (ms) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        fmt = lambda v: "-" if v is None else ("%.3f" % v if isinstance(v, float) and v < 100 else "%.0f" % v)
+        print("| %s | %s | %s | %s | %s | %s |" % (r["server"], fmt(r["max_qps"]), r["lost_at_max"], fmt(r["p50_ms"]), fmt(r["p99_ms"]), fmt(r["p999_ms"])))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Fail as e:
+        sys.stderr.write("dns bench: %s\n" % e)
+        sys.exit(1)

@@ -215,7 +215,7 @@ extension ConfigurationLoader {
 
 extension String {
     /// Without leading and trailing spaces, tabs and newlines.
-    var trimmed: String {
+    public var trimmed: String {
         let isSpace = { (c: Character) in c == " " || c == "\t" || c == "\n" || c == "\r" }
         return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
     }

@@ -73,7 +73,7 @@ struct TransparentRulesCommand: ParsableCommand {
         var excluded: [CIDR] = []
         for item in excludeCIDR.flatMap({ $0.split(separator: ",").map(String.init) }) {
             do {
-                excluded.append(try CIDR(parsing: String(item.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())))
+                excluded.append(try CIDR(parsing: item.trimmed))
             } catch {
                 throw ValidationError("--exclude-cidr \(item): \(error)")
             }

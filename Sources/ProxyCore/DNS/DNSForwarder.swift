@@ -48,19 +48,9 @@ final class DNSForwarder: Sendable {
             }
             .bind(host: bind, port: 0)
             .whenComplete { result in
-                switch result {
-                case .failure(let error):
-                    promise.fail(error)
-                case .success(let channel):
-                    let timeout = eventLoop.scheduleTask(in: self.timeout) {
-                        promise.fail(Failure(description: "no answer from \(upstream) within \(self.timeout)"))
-                    }
-                    promise.futureResult.whenComplete { _ in
-                        timeout.cancel()
-                        channel.close(promise: nil)
-                    }
+                self.send(over: result, to: upstream, promise: promise, on: eventLoop) { channel in
                     let buffer = channel.allocator.buffer(bytes: message)
-                    channel.writeAndFlush(AddressedEnvelope(remoteAddress: upstream, data: buffer)).whenFailure { promise.fail($0) }
+                    return channel.writeAndFlush(AddressedEnvelope(remoteAddress: upstream, data: buffer))
                 }
             }
         return promise.futureResult
@@ -78,21 +68,35 @@ final class DNSForwarder: Sendable {
             }
             .connect(to: upstream)
             .whenComplete { result in
-                switch result {
-                case .failure(let error):
-                    promise.fail(error)
-                case .success(let channel):
-                    let timeout = eventLoop.scheduleTask(in: self.timeout) {
-                        promise.fail(Failure(description: "no answer from \(upstream) within \(self.timeout)"))
-                    }
-                    promise.futureResult.whenComplete { _ in
-                        timeout.cancel()
-                        channel.close(promise: nil)
-                    }
-                    channel.writeAndFlush(DNSTCPFrameDecoder.frame(message, allocator: channel.allocator)).whenFailure { promise.fail($0) }
+                self.send(over: result, to: upstream, promise: promise, on: eventLoop) { channel in
+                    channel.writeAndFlush(DNSTCPFrameDecoder.frame(message, allocator: channel.allocator))
                 }
             }
         return promise.futureResult
+    }
+
+    /// Once the exchange's channel is up (UDP bound or TCP connected): the answer's deadline, the
+    /// channel's close when the exchange ends either way, and the query's write.
+    private func send(
+        over result: Result<any Channel, any Error>,
+        to upstream: SocketAddress,
+        promise: EventLoopPromise<[UInt8]>,
+        on eventLoop: any EventLoop,
+        write: (any Channel) -> EventLoopFuture<Void>
+    ) {
+        switch result {
+        case .failure(let error):
+            promise.fail(error)
+        case .success(let channel):
+            let timeout = eventLoop.scheduleTask(in: self.timeout) {
+                promise.fail(Failure(description: "no answer from \(upstream) within \(self.timeout)"))
+            }
+            promise.futureResult.whenComplete { _ in
+                timeout.cancel()
+                channel.close(promise: nil)
+            }
+            write(channel).whenFailure { promise.fail($0) }
+        }
     }
 }
 

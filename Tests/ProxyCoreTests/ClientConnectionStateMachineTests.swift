@@ -401,7 +401,7 @@ import Testing
         _ = m.requestPart(.end(nil), now: at(1), draining: false)
         #expect(!m.readAllowed, "the decoder stopped parsing after the upgrade request")
         _ = m.upstreamConnected(fresh, now: at(1))
-        guard case .switchToUpgradedTunnel(let out, let record, let started) = m.upstreamHead(
+        guard case .beginTunnelSwitch(let out?) = m.upstreamHead(
             response(.switchingProtocols, [("Connection", "Upgrade"), ("Upgrade", "websocket")]), now: at(2)
         ) else {
             Issue.record("expected the switch")
@@ -409,13 +409,67 @@ import Testing
         }
         #expect(out.status == .switchingProtocols)
         #expect(out.headers["Upgrade"] == ["websocket"])
-        #expect(record.kind == .tunnel)
-        #expect(started == at(1))
         #expect(m.isSwitching)
         #expect(m.readAllowed)
         m.rawBytes(NIOAny(ByteBuffer(string: "HELLO")))
-        #expect(m.tunnelInstalled().count == 1)
+        m.rawBytes(NIOAny(ByteBuffer(string: "WORLD")))
+        guard case .installTunnel(let record, let started, let bytes, let sayEstablished) = m.httpHandlersRemoved(succeeded: true, now: at(3)) else {
+            Issue.record("expected the glue to be installed")
+            return
+        }
+        #expect(record.kind == .tunnel)
+        #expect(record.status == 101)
+        #expect(started == at(1))
+        #expect(bytes.parts.count == 2, "the bytes that arrived during the switch go to the tunnel")
+        #expect(!sayEstablished, "the origin's 101 went out already")
+        #expect(m.httpHandlersRemoved(succeeded: true, now: at(3)) == .none, "a second completion changes nothing")
+        m.tunnelInstalled()
         #expect(m.requestPart(.end(nil), now: at(3), draining: false) == .none)
+        #expect(m.clientClosed(now: at(4)) == .none, "the tunnel's recorder logs it from now on")
+    }
+
+    @Test func aSwitchThatFailsClosesBothSidesAndLogsTheAttempt() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        #expect(m.tunnelConnected(fresh) == .beginTunnelSwitch(upgradeHead: nil))
+        guard case .close(true, let log?) = m.httpHandlersRemoved(succeeded: false, now: at(5)) else {
+            Issue.record("expected a close of both sides")
+            return
+        }
+        #expect(log.kind == .tunnel)
+        #expect(log.errorReason == "upstream_closed")
+        #expect(log.totalMs == 4000)
+        #expect(m.clientClosed(now: at(6)) == .none, "logged once")
+    }
+
+    @Test func aClientThatLeavesDuringTheSwitchIsLoggedOnce() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        _ = m.tunnelConnected(fresh)
+        m.rawBytes(NIOAny(ByteBuffer(string: "early")))
+        guard case .close(true, let log?) = m.clientClosed(now: at(2)) else {
+            Issue.record("expected the tunnel's upstream side to close")
+            return
+        }
+        #expect(log.errorReason == "client_closed")
+        #expect(log.status == 200)
+        #expect(m.httpHandlersRemoved(succeeded: true, now: at(3)) == .none, "the removal that completes later installs nothing")
+    }
+
+    @Test func aClientThatLeavesWhileTheTargetIsDialedIsLogged() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        guard case .close(true, let log?) = m.clientClosed(now: at(3)) else {
+            Issue.record("expected a close with a record")
+            return
+        }
+        #expect(log.kind == .tunnel)
+        #expect(log.errorReason == "client_closed")
+        #expect(log.totalMs == 2000)
+        #expect(!m.wantsTunnel, "a dial that completes later is closed")
     }
 
     @Test func aRefusedUpgradeClosesAfterTheResponse() {
@@ -438,10 +492,12 @@ import Testing
         #expect(m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false) == .connectTunnel(target))
         #expect(!m.readAllowed)
         #expect(m.wantsTunnel)
-        guard case .switchToConnectTunnel(let record, let started) = m.tunnelConnected(fresh) else {
-            Issue.record("expected the switch")
+        #expect(m.tunnelConnected(fresh) == .beginTunnelSwitch(upgradeHead: nil))
+        guard case .installTunnel(let record, let started, let bytes, true) = m.httpHandlersRemoved(succeeded: true, now: at(2)) else {
+            Issue.record("expected the glue, after the proxy's own 200")
             return
         }
+        #expect(bytes.parts.isEmpty)
         #expect(record.status == 200)
         #expect(record.kind == .tunnel)
         #expect(record.dialedIP == "192.0.2.1")

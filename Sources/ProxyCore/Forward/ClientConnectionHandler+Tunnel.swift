@@ -26,7 +26,7 @@ extension ClientConnectionHandler {
                     connected.channel.close(promise: nil)
                     return
                 }
-                self.tunnelChannel = connected.channel
+                self.switching = .dialed(connected.channel)
                 self.run(
                     self.machine.tunnelConnected(
                         UpstreamConnectInfo(
@@ -46,15 +46,13 @@ extension ClientConnectionHandler {
         }
     }
 
-    /// Both channels carry raw bytes from now on. For an upgrade, the 101 goes out first and the
-    /// upstream keeps what arrives after it for the tunnel; for CONNECT the 200 goes out after the
-    /// codec is gone.
-    func switchToTunnel(upgradeHead: HTTPResponseHead?, record: AccessLogRecord, started: NIODeadline, context: ChannelHandlerContext) {
-        let upstreamChannel: any Channel
-        var upgraded: UpstreamHTTPConnection?
+    /// Starts the switch: both channels will carry raw bytes. For an upgrade the 101 goes out first
+    /// and the upstream keeps what arrives after it for the tunnel; for CONNECT the 200 goes out
+    /// once the decoder is gone (`installTunnel`). The machine hears back when the decoders are gone.
+    func beginTunnelSwitch(upgradeHead: HTTPResponseHead?, context: ChannelHandlerContext) {
         if let upgradeHead {
-            guard let connection = upstream, let channel = connection.channel else {
-                context.close(promise: nil)
+            guard let connection = upstream, connection.channel != nil else {
+                run(machine.httpHandlersRemoved(succeeded: false, now: now))
                 return
             }
             upstream = nil
@@ -62,69 +60,102 @@ extension ClientConnectionHandler {
             connection.startCollecting(expectingEnd: true)
             writeResponse(.head(upgradeHead), context: context)
             context.flush()
-            upgraded = connection
-            upstreamChannel = channel
-        } else {
-            guard let channel = tunnelChannel else {
-                context.close(promise: nil)
-                return
-            }
-            tunnelChannel = nil
-            upstreamChannel = channel
+            switching = .upgraded(connection)
+        } else if switching == nil {
+            run(machine.httpHandlersRemoved(succeeded: false, now: now))
+            return
         }
         timer?.cancel()
         timer = nil
         // Bytes held back by the read-ahead gate go to the decoder, which stopped parsing at the
         // CONNECT or upgrade head and hands them on as tunnel bytes when it is removed.
         observer.releaseNow()
-        TunnelSwitch.removeHTTPHandlers(client: context.pipeline.syncOperations, codec: codec, upstream: upgraded, on: context.eventLoop)
+        TunnelSwitch.removeHTTPHandlers(client: context.pipeline.syncOperations, codec: codec, upstream: switching?.upgraded, on: context.eventLoop)
             .assumeIsolated().whenComplete { result in
-                guard case .success = result, let context = self.context, upstreamChannel.isActive else {
-                    upstreamChannel.close(promise: nil)
-                    self.context?.close(promise: nil)
-                    return
-                }
-                if upgradeHead == nil {
-                    var established = context.channel.allocator.buffer(capacity: 64)
-                    established.writeString("HTTP/1.1 200 Connection established\r\n\r\n")
-                    context.writeAndFlush(NIOAny(established), promise: nil)
-                }
-                let upstreamBytes = upgraded?.takeCollected() ?? []
-                if let upgraded { upstreamChannel.pipeline.syncOperations.removeHandler(upgraded, promise: nil) }
-                let env = self.env
-                let transparent = self.transparent
-                let recorder = TunnelRecorder(record: record, started: started) { record in
-                    env.metrics?.tunnels.decrement()
-                    env.traffic.tunnelClosed()
-                    var record = record
-                    transparent?.tag(&record)
-                    env.finished(record)
-                }
-                do {
-                    try TunnelSwitch.install(
-                        clientHandlerContext: context,
-                        upstream: upstreamChannel,
-                        clientBytes: self.machine.tunnelInstalled(),
-                        upstreamBytes: upstreamBytes,
-                        recorder: recorder,
-                        idleTimeout: self.env.configuration.tunnelIdleTimeout
-                    )
-                    // Balanced by the recorder's end, which runs only for an installed tunnel.
-                    env.metrics?.tunnels.increment()
-                    env.traffic.tunnelOpened()
-                } catch {
-                    upstreamChannel.close(promise: nil)
-                    context.close(promise: nil)
-                    return
-                }
-                self.observer.disarm()
-                context.pipeline.syncOperations.removeHandler(self.observer, promise: nil)
-                let client = context.channel
-                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-                // Reads were held while switching; let both sides start.
-                upstreamChannel.read()
-                client.read()
+                let succeeded: Bool
+                if case .success = result, self.switching?.channel?.isActive == true { succeeded = true } else { succeeded = false }
+                self.run(self.machine.httpHandlersRemoved(succeeded: succeeded, now: self.now))
             }
     }
 
+    /// The decoders are gone: glue the channels and replay what arrived during the switch.
+    func installTunnel(record: AccessLogRecord, started: NIODeadline, clientBytes: HeldBytes, sayEstablished: Bool, context: ChannelHandlerContext) {
+        guard let side = switching, let upstreamChannel = side.channel else {
+            run(machine.tunnelInstallFailed(now: now))
+            return
+        }
+        if sayEstablished {
+            var established = context.channel.allocator.buffer(capacity: 64)
+            established.writeString("HTTP/1.1 200 Connection established\r\n\r\n")
+            context.writeAndFlush(NIOAny(established), promise: nil)
+        }
+        let upgraded = side.upgraded
+        let upstreamBytes = upgraded?.takeCollected() ?? []
+        if let upgraded { upstreamChannel.pipeline.syncOperations.removeHandler(upgraded, promise: nil) }
+        let env = self.env
+        let transparent = self.transparent
+        let recorder = TunnelRecorder(record: record, started: started) { record in
+            env.metrics?.tunnels.decrement()
+            env.traffic.tunnelClosed()
+            var record = record
+            transparent?.tag(&record)
+            env.finished(record)
+        }
+        do {
+            try TunnelSwitch.install(
+                clientHandlerContext: context,
+                upstream: upstreamChannel,
+                clientBytes: clientBytes.parts,
+                upstreamBytes: upstreamBytes,
+                recorder: recorder,
+                idleTimeout: env.configuration.tunnelIdleTimeout
+            )
+        } catch {
+            run(machine.tunnelInstallFailed(now: now))
+            return
+        }
+        // Balanced by the recorder's end, which runs only for an installed tunnel.
+        env.metrics?.tunnels.increment()
+        env.traffic.tunnelOpened()
+        machine.tunnelInstalled()
+        switching = nil
+        observer.disarm()
+        context.pipeline.syncOperations.removeHandler(observer, promise: nil)
+        let client = context.channel
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        // Reads were held while switching; let both sides start.
+        upstreamChannel.read()
+        client.read()
+    }
+
+    /// Closes the upstream side of a tunnel being set up (a dialed CONNECT target, or the
+    /// connection that accepted an upgrade).
+    func closeTunnelUpstream() {
+        switch switching {
+        case .dialed(let channel): channel.close(promise: nil)
+        case .upgraded(let connection): connection.close()
+        case nil: break
+        }
+        switching = nil
+    }
+}
+
+/// The upstream side of a tunnel, between its connect (or the origin's 101) and the glue.
+enum TunnelUpstream {
+    /// A CONNECT target's plain TCP channel.
+    case dialed(any Channel)
+    /// The upstream HTTP connection that accepted an upgrade (its decoder is removed too).
+    case upgraded(UpstreamHTTPConnection)
+
+    var upgraded: UpstreamHTTPConnection? {
+        if case .upgraded(let connection) = self { return connection }
+        return nil
+    }
+
+    var channel: (any Channel)? {
+        switch self {
+        case .dialed(let channel): channel
+        case .upgraded(let connection): connection.channel
+        }
+    }
 }

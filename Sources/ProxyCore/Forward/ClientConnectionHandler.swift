@@ -27,8 +27,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// Serializes responses into the bytes the client reads (no HTTP encoder on the pipeline).
     var responseWriter = HTTPMessageWriter()
     private lazy var onRequestBytes: () -> Void = { [weak self] in self?.requestStarted() }
-    /// The CONNECT target's channel, between its connect and the switch.
-    var tunnelChannel: (any Channel)?
+    /// The upstream side of a tunnel being set up: a dialed CONNECT target, or the connection
+    /// that accepted an upgrade.
+    var switching: TunnelUpstream?
     /// The environment's settings generation the machine was last given.
     private var settingsGeneration: Int
     /// Set on a transparent connection's HTTP pipeline: its records say so.
@@ -208,7 +209,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             respond(error, record: record, keepAlive: keepAlive, context: context)
             if keepAlive { observer.arm(onRequestBytes) }
         case .close(let closeUpstream, let log):
-            if closeUpstream { dispose(.close) }
+            if closeUpstream {
+                dispose(.close)
+                closeTunnelUpstream()
+            }
             if let log { finished(log) }
             context.close(promise: nil)
         case .closeAfterLastWrite:
@@ -226,10 +230,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             run(then)
         case .connectTunnel(let target):
             connectTunnel(target, context: context)
-        case .switchToConnectTunnel(let record, let started):
-            switchToTunnel(upgradeHead: nil, record: record, started: started, context: context)
-        case .switchToUpgradedTunnel(let head, let record, let started):
-            switchToTunnel(upgradeHead: head, record: record, started: started, context: context)
+        case .beginTunnelSwitch(let upgradeHead):
+            beginTunnelSwitch(upgradeHead: upgradeHead, context: context)
+        case .installTunnel(let record, let started, let clientBytes, let sayEstablished):
+            installTunnel(record: record, started: started, clientBytes: clientBytes, sayEstablished: sayEstablished, context: context)
         }
         if machine.takePendingRead() { context.read() }
     }

@@ -58,10 +58,12 @@ enum ClientConnectionAction: Equatable {
     indirect case upstreamFailed(blamed: FailedAddress, then: ClientConnectionAction)
     /// Dial a CONNECT target (plain TCP).
     case connectTunnel(RequestTarget)
-    /// The CONNECT target answered: remove the HTTP handlers, say 200, glue the two channels.
-    case switchToConnectTunnel(record: AccessLogRecord, started: NIODeadline)
-    /// The origin accepted an upgrade: the 101 head goes out, then both channels are glued.
-    case switchToUpgradedTunnel(HTTPResponseHead, record: AccessLogRecord, started: NIODeadline)
+    /// Start the switch to a tunnel: for an upgrade the origin's 101 goes out first; the HTTP
+    /// decoders are removed and the machine hears back through `httpHandlersRemoved`.
+    case beginTunnelSwitch(upgradeHead: HTTPResponseHead?)
+    /// Glue the two channels, replay `clientBytes` towards the origin (after the proxy's own 200
+    /// when `sayEstablished`); the machine hears back through `tunnelInstalled`/`tunnelInstallFailed`.
+    case installTunnel(record: AccessLogRecord, started: NIODeadline, clientBytes: HeldBytes, sayEstablished: Bool)
 }
 
 extension ProxyError: Equatable {

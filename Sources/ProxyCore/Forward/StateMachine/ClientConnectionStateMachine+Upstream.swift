@@ -119,8 +119,8 @@ extension ClientConnectionStateMachine {
         if isUpgrade {
             var record = exchange.record
             record.kind = .tunnel
-            state = .switchingProtocols(buffered: [])
-            return .switchToUpgradedTunnel(response.head, record: record, started: exchange.started)
+            state = .switchingProtocols(TunnelSwitchState(upgradeHead: response.head, record: record, started: exchange.started))
+            return .beginTunnelSwitch(upgradeHead: response.head)
         }
         exchange.responsePhase = .streaming(response)
         return .writeClient(.head(response.head), timer: touchUpstream(&exchange, now: now))
@@ -201,41 +201,5 @@ extension ClientConnectionStateMachine {
         let failure = failExchange(exchange, error, now: now)
         guard blame, let dialed else { return failure }
         return .upstreamFailed(blamed: dialed, then: failure)
-    }
-
-    // MARK: - CONNECT
-
-    /// The CONNECT target answered: the tunnel can be set up.
-    mutating func tunnelConnected(_ info: UpstreamConnectInfo) -> ClientConnectionAction {
-        guard case .connectingTunnel(var record, let started) = state else { return .none }
-        record.dialedIP = info.dialedIP
-        record.source = info.source
-        record.resolveMs = info.resolveMs
-        record.connectMs = info.connectMs
-        record.status = 200
-        state = .switchingProtocols(buffered: [])
-        return .switchToConnectTunnel(record: record, started: started)
-    }
-
-    mutating func tunnelConnectFailed(_ error: ProxyError, now: NIODeadline) -> ClientConnectionAction {
-        guard case .connectingTunnel(var record, let started) = state else { return .none }
-        record.fail(error)
-        var answered = record
-        answered.status = Int(error.status.code)
-        answered.totalMs = (now - started).milliseconds
-        state = .closing
-        return .respondWithError(error, record: answered, closeUpstream: false)
-    }
-
-    /// Whether a CONNECT dial that just completed is still wanted.
-    var wantsTunnel: Bool {
-        if case .connectingTunnel = state { return true }
-        return false
-    }
-
-    /// Whether raw client bytes now belong to a tunnel being set up.
-    var isSwitching: Bool {
-        if case .switchingProtocols = state { return true }
-        return false
     }
 }

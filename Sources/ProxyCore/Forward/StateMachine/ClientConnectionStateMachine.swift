@@ -64,8 +64,9 @@ struct ClientConnectionStateMachine {
         case discardingRefusedRequest
         /// A CONNECT target is being dialed; nothing is read meanwhile.
         case connectingTunnel(record: AccessLogRecord, started: NIODeadline)
-        /// The HTTP handlers are being removed; raw client bytes wait here for the tunnel.
-        case switchingProtocols(buffered: [NIOAny])
+        /// Becoming a tunnel (CONNECT answered, or an upgrade accepted): the HTTP handlers are
+        /// being removed, then the glue installed; raw client bytes wait here for the tunnel.
+        case switchingProtocols(TunnelSwitchState)
         /// Answered for the last time: nothing more is read or answered.
         case closing
         case closed
@@ -445,20 +446,6 @@ struct ClientConnectionStateMachine {
         }
     }
 
-    /// The raw client bytes that arrive while the HTTP handlers are being removed.
-    mutating func rawBytes(_ buffer: NIOAny) {
-        guard case .switchingProtocols(var buffered) = state else { return }
-        buffered.append(buffer)
-        state = .switchingProtocols(buffered: buffered)
-    }
-
-    /// The switch is done: the bytes to replay towards the origin; the machine's work is over.
-    mutating func tunnelInstalled() -> [NIOAny] {
-        guard case .switchingProtocols(let buffered) = state else { return [] }
-        state = .closed
-        return buffered
-    }
-
     private mutating func startRequest(_ head: HTTPRequestHead, now: NIODeadline, draining: Bool) -> ClientConnectionAction {
         takeOfferedSettings()
         guard settings.requiresAuthentication else {
@@ -666,6 +653,7 @@ struct ClientConnectionStateMachine {
     /// The client connection is gone.
     mutating func clientClosed(now: NIODeadline) -> ClientConnectionAction {
         clearQueue()
+        if let abandoned = tunnelAbandonedByClient(now: now) { return abandoned }
         defer { state = .closed }
         guard case .exchange(var exchange) = state else { return .none }
         if !exchange.responseComplete {

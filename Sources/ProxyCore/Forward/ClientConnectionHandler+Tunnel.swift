@@ -56,7 +56,6 @@ extension ClientConnectionHandler {
                 return
             }
             upstream = nil
-            connection.delegate = nil
             connection.startCollecting(expectingEnd: true)
             writeResponse(.head(upgradeHead), context: context)
             context.flush()

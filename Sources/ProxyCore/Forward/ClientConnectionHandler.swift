@@ -312,7 +312,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .release:
             connection.release(to: pool)
         case .close:
-            connection.delegate = nil
+            connection.detach()
             connection.close()
         }
     }
@@ -480,7 +480,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     private func attach(_ connection: UpstreamHTTPConnection, info: UpstreamConnectInfo) {
-        connection.delegate = self
+        connection.attach(to: self)
         connection.setReadAllowed(machine.clientWritable)
         upstream = connection
         run(machine.upstreamConnected(info, now: now))
@@ -497,7 +497,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 extension ClientConnectionHandler: UpstreamHTTPDelegate {
     func upstream(_ connection: UpstreamHTTPConnection, received part: HTTPClientResponsePart) {
         guard connection === upstream, context != nil else {
-            connection.delegate = nil
+            connection.detach()
             connection.close()
             return
         }

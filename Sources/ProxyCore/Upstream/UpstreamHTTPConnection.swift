@@ -32,19 +32,14 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     /// Serializes requests into bytes (no HTTP encoder on the pipeline).
     private var requestWriter = HTTPMessageWriter()
     private(set) var context: ChannelHandlerContext?
-    weak var delegate: (any UpstreamHTTPDelegate)?
+    private(set) weak var delegate: (any UpstreamHTTPDelegate)?
     /// The pool holding this connection while it is idle.
     weak var pool: UpstreamPool?
     /// When the connection last went idle in the pool.
     var idleSince = NIODeadline.uptimeNanoseconds(0)
 
-    private(set) var isClosed = false
-    private(set) var closeError: (any Error)?
-    private var readAllowed = true
-    private var pendingRead = false
-    /// Raw bytes left over while switching to a tunnel (after an HTTP upgrade).
-    private(set) var collected: [NIOAny]?
-    private var awaitingEnd = false
+    /// Ownership, read gating and deferred release, as a value; this class only does I/O.
+    private var machine = UpstreamConnectionStateMachine()
     var dialedAddress: SocketAddress? {
         didSet { dialedIP = dialedAddress?.ipAddress }
     }
@@ -53,11 +48,6 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     /// The HTTP decoder handler in front of this one, removed by reference after an upgrade.
     var decoderHandler: ByteToMessageHandler<UpstreamResponseDecoder>?
 
-    /// Inside a read from the origin: a connection released now goes to the pool only once the
-    /// read is over, after the decoder has checked that nothing followed the response.
-    private var inRead = false
-    private var pendingRelease: UpstreamPool?
-
     init(key: PoolKey, responseDecoder: UpstreamResponseDecoder = UpstreamResponseDecoder()) {
         self.key = key
         self.responseDecoder = responseDecoder
@@ -65,7 +55,8 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
 
     var channel: (any Channel)? { context?.channel }
     var isWritable: Bool { context?.channel.isWritable ?? false }
-    var isUsable: Bool { !isClosed && (context?.channel.isActive ?? false) }
+    var isClosed: Bool { machine.isClosed }
+    var isUsable: Bool { !machine.isClosed && (context?.channel.isActive ?? false) }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -100,71 +91,73 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func setReadAllowed(_ allowed: Bool) {
-        readAllowed = allowed
-        if allowed && pendingRead, let context {
-            pendingRead = false
-            context.read()
-        }
+        if machine.setReadsAllowed(allowed), let context { context.read() }
+    }
+
+    /// An exchange takes this connection: what it reads goes to `delegate`.
+    func attach(to delegate: any UpstreamHTTPDelegate) {
+        self.delegate = delegate
+        machine.attached()
+    }
+
+    /// The exchange lets go without a release (it closes the connection, or the pool takes it).
+    func detach() {
+        delegate = nil
+        machine.detached()
     }
 
     func close() {
-        pendingRelease = nil
-        guard let context, !isClosed else { return }
+        machine.closing()
+        guard let context, !machine.isClosed else { return }
         context.close(promise: nil)
     }
 
     /// The exchange is over and the response ended cleanly: back to `pool` for reuse, at once or,
-    /// inside a read, when the read is over (a pipelined request must not take a connection whose
-    /// decoder still holds bytes that followed the response).
+    /// inside a read, when the read is over.
     func release(to pool: UpstreamPool) {
         delegate = nil
-        if inRead {
-            pendingRelease = pool
-        } else {
-            pool.put(self)
-        }
+        if machine.released(to: pool) { pool.put(self) }
     }
 
     /// Stop interpreting inbound data: everything from now on is raw tunnel bytes kept for the glue.
     /// `expectingEnd`: the decoder still owes the `.end` of the 101 response, which is dropped.
     func startCollecting(expectingEnd: Bool) {
+        delegate = nil
         responseDecoder.startPassthrough()
-        collected = []
-        awaitingEnd = expectingEnd
+        machine.startCollecting(expectingEnd: expectingEnd)
     }
 
     func takeCollected() -> [NIOAny] {
-        let out = collected ?? []
-        collected = nil
-        return out
+        machine.takeCollected()
     }
 
     // MARK: ChannelHandler
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if collected != nil {
-            if awaitingEnd {
-                if case .end = unwrapInboundIn(data) { awaitingEnd = false }
-                return
-            }
-            collected!.append(data)
+        if machine.isCollecting && !machine.awaitsUpgradeEnd {
+            _ = machine.rawBytes(data)
             return
         }
         let part = unwrapInboundIn(data)
-        if case .end = part { responseDecoder.responseEnded() }
-        guard let delegate else {
+        if case .end = part, !machine.isCollecting { responseDecoder.responseEnded() }
+        switch machine.responsePart(part) {
+        case .deliver:
+            guard let delegate else {
+                // The exchange is gone without letting go: nobody can take these bytes.
+                context.close(promise: nil)
+                return
+            }
+            delegate.upstream(self, received: part)
+        case .keep:
+            break
+        case .close:
             // An idle pooled connection must not receive anything: the origin broke framing.
             context.close(promise: nil)
-            return
         }
-        inRead = true
-        delegate.upstream(self, received: part)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        inRead = false
-        if let pool = pendingRelease {
-            pendingRelease = nil
+        if case .release(let pool) = machine.readComplete() {
             if isUsable { pool.put(self) } else { context.close(promise: nil) }
         }
         delegate?.upstreamReadComplete(self)
@@ -176,17 +169,17 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        isClosed = true
-        if let delegate {
-            self.delegate = nil
-            delegate.upstreamClosed(self, error: closeError)
+        let delegate = self.delegate
+        self.delegate = nil
+        if machine.channelClosed(), let delegate {
+            delegate.upstreamClosed(self, error: machine.closeError)
         } else {
             pool?.remove(self)
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if closeError == nil { closeError = error }
+        machine.errorCaught(error)
         context.close(promise: nil)
     }
 
@@ -201,11 +194,7 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func read(context: ChannelHandlerContext) {
-        if readAllowed || collected != nil {
-            context.read()
-        } else {
-            pendingRead = true
-        }
+        if machine.readRequested() { context.read() }
     }
 }
 

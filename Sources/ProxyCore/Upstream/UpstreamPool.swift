@@ -46,7 +46,7 @@ final class UpstreamPool: @unchecked Sendable {
     /// Keeps a finished connection for reuse, or closes it when the origin's idle slots are full.
     func put(_ connection: UpstreamHTTPConnection) {
         eventLoop.preconditionInEventLoop()
-        connection.delegate = nil
+        connection.detach()
         connection.setReadAllowed(true)
         guard connection.isUsable, maxIdlePerOrigin > 0, !isRetired(connection) else {
             connection.close()

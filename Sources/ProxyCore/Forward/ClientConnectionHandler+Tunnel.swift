@@ -66,9 +66,8 @@ extension ClientConnectionHandler {
         }
         timer?.cancel()
         timer = nil
-        // Bytes held back by the read-ahead gate go to the decoder, which stopped parsing at the
-        // CONNECT or upgrade head and hands them on as tunnel bytes when it is removed.
-        observer.releaseNow()
+        // Bytes after the CONNECT or upgrade head (and any the read-ahead gate held) stay unparsed
+        // in the decoder, which hands them on as tunnel bytes when it is removed.
         TunnelSwitch.removeHTTPHandlers(client: context.pipeline.syncOperations, codec: codec, upstream: switching?.upgraded, on: context.eventLoop)
             .assumeIsolated().whenComplete { result in
                 let succeeded: Bool
@@ -118,8 +117,7 @@ extension ClientConnectionHandler {
         env.traffic.tunnelOpened()
         machine.tunnelInstalled()
         switching = nil
-        observer.disarm()
-        context.pipeline.syncOperations.removeHandler(observer, promise: nil)
+        requestDecoder.disarm()
         let client = context.channel
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         // Reads were held while switching; let both sides start.

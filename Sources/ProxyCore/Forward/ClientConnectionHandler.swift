@@ -13,7 +13,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     let env: ProxyEnvironment
     let pool: UpstreamPool
-    let observer: ClientActivityObserver
+    /// The pipeline's decoder: first bytes of a request, the request line's length, the
+    /// read-ahead gate.
+    let requestDecoder: ClientRequestDecoder
     let codec: TunnelSwitch.ClientCodec
     /// Whether the client may be served at all (ACL, connection limits), decided at accept.
     let admission: ClientAdmission.Verdict
@@ -38,13 +40,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     init(
         env: ProxyEnvironment,
         pool: UpstreamPool,
-        observer: ClientActivityObserver,
+        requestDecoder: ClientRequestDecoder,
         codec: TunnelSwitch.ClientCodec,
         admission: ClientAdmission.Verdict = .admitted
     ) {
         self.env = env
         self.pool = pool
-        self.observer = observer
+        self.requestDecoder = requestDecoder
         self.codec = codec
         self.admission = admission
         self.logger = env.logger
@@ -86,7 +88,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
-        observer.disarm()
+        requestDecoder.disarm()
         self.context = nil
     }
 
@@ -97,7 +99,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private func becameActive() {
         run(machine.activated(now: now, draining: env.isDraining, admission: admission))
-        observer.arm(onRequestBytes)
+        requestDecoder.arm(onRequestBytes)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -117,7 +119,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let parserError = error as? HTTPParserError {
-            run(machine.parseError(parserError, requestLineLength: observer.requestLineLength, now: now))
+            run(machine.parseError(parserError, requestLineLength: requestDecoder.requestLineLength, now: now))
         } else {
             // Resets and other I/O errors: nothing useful can be said to the client.
             run(machine.clientError(now: now))
@@ -135,7 +137,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         let part = unwrapInboundIn(data)
         if case .head = part { offerReloadedSettings() }
         run(machine.requestPart(part, now: now, draining: env.isDraining))
-        if machine.readAheadFull { observer.hold() }
+        if machine.readAheadFull { requestDecoder.hold() }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -152,7 +154,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         if machine.readRequested() { context.read() }
     }
 
-    /// The first bytes of a request arrived (from the activity observer).
+    /// The first bytes of a request arrived (from the decoder).
     private func requestStarted() {
         run(machine.requestBytesArrived(now: now))
     }
@@ -207,7 +209,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             authenticate(credentials, context: context)
         case .refuseCredentials(let error, let record, let keepAlive):
             respond(error, record: record, keepAlive: keepAlive, context: context)
-            if keepAlive { observer.arm(onRequestBytes) }
+            if keepAlive { requestDecoder.arm(onRequestBytes) }
         case .close(let closeUpstream, let log):
             if closeUpstream {
                 dispose(.close)
@@ -259,7 +261,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .closeAfterLastWrite:
             closeAfterLastWrite(context: context)
         case .next:
-            observer.arm(onRequestBytes)
+            requestDecoder.arm(onRequestBytes)
             drainQueue()
         }
     }
@@ -271,7 +273,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             run(action)
         }
         run(machine.queueDrained(now: now))
-        if !machine.readAheadFull { observer.release() }
+        if !machine.readAheadFull { requestDecoder.release() }
     }
 
     /// Checks credentials: at once when no hash is needed, else on the authenticator's threads.

@@ -152,30 +152,23 @@ public final class ProxyServer: Service, Sendable {
     /// True once shutdown began (the admin health check reports it).
     public var isDraining: Bool { env.isDraining }
 
-    /// The handlers of an accepted client connection: the activity observer (read-ahead gate), NIO's
-    /// request decoder (which keeps bytes after a CONNECT or upgrade head for the tunnel), and the
+    /// The handlers of an accepted client connection: the request decoder (llhttp through NIO, the
+    /// read-ahead gate; it keeps bytes after a CONNECT or upgrade head for the tunnel), and the
     /// connection's handler, which serializes responses itself.
     static func configureClientPipeline(
         _ channel: any Channel, env: ProxyEnvironment, admission: ClientAdmission.Verdict = .admitted,
         transparent: TransparentOrigin? = nil
     ) throws {
         let sync = channel.pipeline.syncOperations
-        let observer = ClientActivityObserver()
-        try sync.addHandler(observer)
-        let decoder = ByteToMessageHandler(
-            HTTPRequestDecoder(
-                leftOverBytesStrategy: .forwardBytes,
-                informationalResponseStrategy: .drop,
-                limitConfiguration: MessageFraming.requestDecoderLimits
-            )
-        )
+        let requestDecoder = ClientRequestDecoder()
+        let decoder = ByteToMessageHandler(requestDecoder)
         try sync.addHandler(decoder)
         let targets = transparent.map { TransparentRequestTargetHandler(originalPort: $0.originalDestination.port ?? 80) }
         if let targets { try sync.addHandler(targets) }
         let handler = ClientConnectionHandler(
             env: env,
             pool: env.pool(for: channel.eventLoop),
-            observer: observer,
+            requestDecoder: requestDecoder,
             codec: TunnelSwitch.ClientCodec(decoder: decoder, transparentTargets: targets),
             admission: admission
         )

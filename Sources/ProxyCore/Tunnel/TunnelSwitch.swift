@@ -11,7 +11,7 @@ struct TunnelSwitch {
     /// The client channel's HTTP decoder, removed by reference (responses are serialized by
     /// `ClientConnectionHandler` itself).
     struct ClientCodec {
-        var decoder: ByteToMessageHandler<HTTPRequestDecoder>
+        var decoder: ByteToMessageHandler<ClientRequestDecoder>
         /// On a transparent connection: turns origin-form requests into absolute-form ones.
         var transparentTargets: TransparentRequestTargetHandler? = nil
     }

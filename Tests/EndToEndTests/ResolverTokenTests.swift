@@ -87,7 +87,8 @@ struct ResolverTokenTests {
                 "--ip-family", "ipv4", "--system-fallback", "false", "--dns-listen", "127.0.0.1:0", "--dns-upstream", "127.0.0.1:9",
                 "--log-level", "trace",
             ])
-            return (pod, try FleetTests.dnsPort(pod))
+            let entry = try #require(pod.waitForLog(where: { $0["message"] as? String == "dns listening" }, timeout: .seconds(30)), pod.diagnostics)
+            return (pod, try #require(ProxyProcess.port(ofAddress: entry["address"] as? String ?? "")))
         }
         let (good, goodPort) = try pod(Self.token)
         defer { good.stop() }

@@ -14,7 +14,8 @@ scripts/lint-deploy.sh; needs PyYAML).
    These are a copy of the Swift rules: when those change, change them here.
 3. The sidecar and node-proxy manifests load the credentials Secret with `optional: true` (the
    default provider needs none), and the sidecar's admin listener is on loopback, probed with
-   `httpdns-proxy healthcheck`.
+   `httpdns-proxy healthcheck`. The node tier's doh-token and its sidecars' resolver-token come
+   from one key of node-tier-token.example.yaml's Secret, optionally.
 4. The sidecar example's app containers set NO_PROXY and no_proxy to the list docs/deployment.md
    gives (cluster names, loopback, the metadata services the SSRF guard refuses, ...).
 5. The node proxy has what a node component needs (priority, tolerations, a surge update,
@@ -84,6 +85,8 @@ def start_error(env):
                 key = env.get("HTTPDNS_PROXY_AES_KEY", "")
                 if not re.fullmatch(r"[0-9a-fA-F]{32}", key):
                     return f"alibaba-encryption {encryption} needs HTTPDNS_PROXY_AES_KEY of 32 hex digits"
+    if env.get("HTTPDNS_PROXY_RESOLVER_TOKEN") and provider not in ("doh", "json"):
+        return f"HTTPDNS_PROXY_RESOLVER_TOKEN is sent by the doh and json providers only, not {provider}"
     if provider == "tencent":
         if not env.get("HTTPDNS_PROXY_TENCENT_ID"):
             return "provider tencent needs HTTPDNS_PROXY_TENCENT_ID"
@@ -177,6 +180,28 @@ for name in ("sidecar-deployment.yaml", "daemonset.yaml"):
                     command = (container.get(probe) or {}).get("exec", {}).get("command")
                     if command != ["httpdns-proxy", "healthcheck"]:
                         fail(f"{name}: the sidecar's {probe} is not `httpdns-proxy healthcheck` (an httpGet probe cannot reach a loopback listener)")
+
+# ---- 3b. the node tier's DoH token and its sidecars' resolver token are one Secret's key ------
+def secret_refs(path, variable):
+    refs = set()
+    for _, spec in pod_specs(path):
+        for container in [*spec.get("initContainers", []), *spec.get("containers", [])]:
+            for entry in container.get("env", []):
+                ref = (entry.get("valueFrom") or {}).get("secretKeyRef")
+                if entry["name"] == variable and ref:
+                    refs.add((ref.get("name"), ref.get("key"), ref.get("optional") is True))
+    return refs
+
+
+node_token = secret_refs(ROOT / "deploy/kubernetes/node-tier-daemonset.yaml", "HTTPDNS_PROXY_DOH_TOKEN")
+pod_token = secret_refs(ROOT / "deploy/kubernetes/node-tier-pod.yaml", "HTTPDNS_PROXY_RESOLVER_TOKEN")
+token_secret = yaml.safe_load((ROOT / "deploy/kubernetes/node-tier-token.example.yaml").read_text())
+token_keys = set((token_secret.get("stringData") or {}).keys())
+if len(node_token) == 1 and node_token == pod_token and all(key in token_keys and optional for _, key, optional in node_token):
+    ok(f"node-tier-daemonset.yaml's HTTPDNS_PROXY_DOH_TOKEN and node-tier-pod.yaml's HTTPDNS_PROXY_RESOLVER_TOKEN read one Secret key, optionally: {node_token}")
+else:
+    fail(f"the node tier's HTTPDNS_PROXY_DOH_TOKEN {node_token} and the sidecar's HTTPDNS_PROXY_RESOLVER_TOKEN {pod_token} "
+         f"must read the same key of node-tier-token.example.yaml's Secret ({sorted(token_keys)}) with optional: true")
 
 # ---- 4. NO_PROXY on the sidecar example's app containers, as docs/deployment.md gives it ---------
 REQUIRED_NO_PROXY = ["localhost", "127.0.0.1", "::1", ".svc", ".cluster.local", "169.254.169.254", "100.100.100.200"]

@@ -1,5 +1,6 @@
-# Shared by scripts/netns-test.sh and scripts/container-smoke.sh (sourced, not run): three network
-# namespaces made here and removed on exit, joined by two veth pairs.
+# Shared by scripts/netns-test.sh, scripts/container-smoke.sh and scripts/fleet-netns-test.sh
+# (sourced, not run): three network namespaces made here and removed on exit, joined by two veth
+# pairs (netns_setup), or any number joined by one bridge (netns_join_bridge).
 #
 #   app (10.231.1.2) ---- (10.231.1.1) proxy (10.231.2.1) ---- (10.231.2.2) origin
 #
@@ -16,6 +17,8 @@ NS_ORIGIN_NET=10.231.2.0/24
 checks_passed=0
 checks_failed=0
 pids_to_stop=()
+# Namespaces a script made beyond netns_setup's three (netns_cleanup removes them too).
+namespaces_to_delete=()
 
 say() { printf '%s\n' "$*"; }
 
@@ -73,9 +76,23 @@ netns_cleanup() {
     wait "$pid" 2>/dev/null || true
   done
   local ns
-  for ns in "${NS_APP:-}" "${NS_PROXY:-}" "${NS_ORIGIN:-}"; do
+  for ns in "${NS_APP:-}" "${NS_PROXY:-}" "${NS_ORIGIN:-}" "${namespaces_to_delete[@]}"; do
     [ -n "$ns" ] && ip netns del "$ns" 2>/dev/null || true
   done
+}
+
+# netns_join_bridge HUB BRIDGE NS ADDRESS/PREFIX SHORT: makes namespace NS (removed on exit) and
+# joins it to BRIDGE in namespace HUB with a veth pair named from SHORT (at most 15 characters
+# with its prefix), addressed ADDRESS/PREFIX on the NS side.
+netns_join_bridge() {
+  local hub="$1" bridge="$2" ns="$3" address="$4" short="$5"
+  ip netns add "$ns"
+  namespaces_to_delete+=("$ns")
+  ip -n "$ns" link set lo up
+  ip link add "e$short" netns "$ns" type veth peer name "b$short" netns "$hub"
+  ip -n "$ns" addr add "$address" dev "e$short"
+  ip -n "$ns" link set "e$short" up
+  ip -n "$hub" link set "b$short" master "$bridge" up
 }
 
 # Starts scripts/netns-origin.py in the origin namespace on port 8000 and waits until it answers.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything (debug) and runs the whole test suite: the deployment files' linters, the
-# netns sidecar and transparent-interception tests (as root; SKIPPED otherwise), then unit tests and end-to-end tests that start
-# the real binary on loopback ports.
+# netns sidecar, transparent-interception and node-tier fleet tests (as root; SKIPPED otherwise),
+# then unit tests and end-to-end tests that start the real binary on loopback ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TEST_TOOLS_VENV="${TEST_TOOLS_VENV:-$HOME/.cache/httpdns-proxy/test-tools}"
@@ -11,6 +11,7 @@ bash scripts/lint-deploy.sh
 swift build --build-tests
 bash scripts/netns-test.sh "$(swift build --show-bin-path)/httpdns-proxy"
 bash scripts/transparent-netns-test.sh "$(swift build --show-bin-path)/httpdns-proxy"
+bash scripts/fleet-netns-test.sh "$(swift build --show-bin-path)/httpdns-proxy"
 # One test at a time: many end-to-end helpers block while they wait for a child process or a
 # socket, and with two cores the concurrency pool is two threads wide, so tests run in parallel
 # could starve each other's async work into time-outs. The whole suite serially takes under a minute.

@@ -77,11 +77,15 @@ extension ConfigOption {
         defaultText: "none", expectation: "expected a token of printable characters without spaces",
         isSecret: true
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
-        let token = single(items)
-        guard !token.isEmpty, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        config.dohToken = try bearerToken(single(items))
+    }
+
+    /// A bearer token: printable ASCII without spaces, so it goes into a header field as is.
+    static func bearerToken(_ token: String) throws(ConfigurationError) -> String {
+        guard !token.isEmpty, token.utf8.count <= 4096, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw .malformedValue(reason: "expected a token of printable characters without spaces")
         }
-        config.dohToken = token
+        return token
     }
 }
 
@@ -112,6 +116,15 @@ extension ConfigOption {
         _ = try HTTPServiceURL(parsing: text)
         config.fallbackResolverURL = text
     }
+
+    public static let resolverToken = ConfigOption(
+        name: "resolver-token", valueName: "token",
+        help: "Bearer token the doh and json providers send (Authorization: Bearer TOKEN), e.g. a node tier's doh-token; never sent to the fallback provider; never logged",
+        defaultText: "none", expectation: "expected a token of printable characters without spaces",
+        isSecret: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.resolverToken = try bearerToken(single(items))
+    }
 }
 
 extension ProxyConfiguration {
@@ -125,6 +138,8 @@ extension ProxyConfiguration {
         second.resolverIPs = []
         second.fallbackProvider = nil
         second.fallbackResolverURL = nil
+        // The token is the node tier's: never handed to the vendor behind it.
+        second.resolverToken = nil
         return second
     }
 }

@@ -19,6 +19,7 @@ extension ConfigOption {
         compareSystemDNS, compareRate, probeDomains,
         transparentListen, transparentFallback, transparentPeekTimeout, outboundMark,
         dnsListen, dnsForwardZone, dnsUpstream, dnsRateLimit, dohListen, dohToken, fallbackProvider, fallbackResolverURL,
+        resolverToken,
     ]
 
     static let durationExpectation = "expected a duration like 500ms, 3s, 1.5s, 5m or 1h (a bare number means seconds)"

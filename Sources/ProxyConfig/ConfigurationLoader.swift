@@ -189,6 +189,11 @@ extension ConfigurationLoader {
             break
         }
 
+        if config.resolverToken != nil, ![.doh, .json].contains(config.provider) {
+            throw .conflict(reason: "--resolver-token (from \(origin(ConfigOption.resolverToken.name))) is sent by the doh and json providers only; "
+                + "\(providerText) has its own credentials")
+        }
+
         if let signature = config.dohSignature {
             let parts: [(ConfigOption, String)] = [
                 (.dohUID, signature.uid), (.dohAccessKeyID, signature.accessKeyID), (.dohAccessKeySecret, signature.accessKeySecret),

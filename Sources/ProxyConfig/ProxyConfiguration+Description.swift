@@ -93,6 +93,7 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
             ("dohToken", dohToken == nil ? "nil" : Self.redacted),
             ("fallbackProvider", text(fallbackProvider?.rawValue)),
             ("fallbackResolverURL", text(fallbackResolverURL)),
+            ("resolverToken", resolverToken == nil ? "nil" : Self.redacted),
         ]
     }
 

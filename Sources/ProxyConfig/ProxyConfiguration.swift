@@ -195,6 +195,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var fallbackProvider: ProviderKind?
     /// The fallback provider's URL (`fallback-resolver-url`); nil: its default.
     public var fallbackResolverURL: String?
+    /// The bearer token the doh and json providers send (`resolver-token`); nil: none. A secret,
+    /// never given to the fallback provider.
+    public var resolverToken: String?
 
     /// The documented defaults, used for every option no source sets.
     public static let defaults = ProxyConfiguration(

@@ -143,6 +143,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.fallbackResolverURL.name), help: help(for: .fallbackResolverURL))
     public var fallbackResolverURL: String?
 
+    @Option(name: .customLong(ConfigOption.resolverToken.name), help: help(for: .resolverToken))
+    public var resolverToken: String?
+
     @Option(name: .customLong(ConfigOption.cacheSize.name), help: help(for: .cacheSize))
     public var cacheSize: String?
 
@@ -325,6 +328,7 @@ public struct ServeOptions: ParsableArguments, Sendable {
         put(.dohToken, dohToken)
         put(.fallbackProvider, fallbackProvider)
         put(.fallbackResolverURL, fallbackResolverURL)
+        put(.resolverToken, resolverToken)
         put(.cacheSize, cacheSize)
         put(.cacheImmutable, cacheImmutable)
         put(.cacheFile, cacheFile)

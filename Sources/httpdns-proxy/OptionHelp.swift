@@ -9,7 +9,7 @@ enum OptionHelp {
     static let groups: [(title: String, options: [String])] = [
         ("Listening", ["config", "listen", "threads"]),
         ("Resolver", [
-            "provider", "resolver-url", "resolver-ip", "account-id", "secret", "alibaba-api", "alibaba-encryption", "aes-key",
+            "provider", "resolver-url", "resolver-ip", "resolver-token", "account-id", "secret", "alibaba-api", "alibaba-encryption", "aes-key",
             "scheduler-refresh", "doh-uid", "doh-access-key-id", "doh-access-key-secret", "doh-timestamp-unit", "doh-method",
             "tencent-mode", "tencent-id", "tencent-token", "tencent-key", "tencent-alg", "tencent-ecs-ip", "static-list",
             "static-refresh", "resolver-timeout", "resolver-ca-file", "ip-family", "system-fallback", "system-dns-domain",

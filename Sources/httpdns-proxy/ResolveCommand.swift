@@ -19,7 +19,7 @@ struct ResolveCommand: AsyncParsableCommand {
 
     /// The options the resolver stack and the log read; serve's others are accepted and ignored.
     static let readOptions = [
-        "config", "provider", "resolver-url", "resolver-ip", "account-id", "secret", "alibaba-api", "alibaba-encryption",
+        "config", "provider", "resolver-url", "resolver-ip", "resolver-token", "account-id", "secret", "alibaba-api", "alibaba-encryption",
         "aes-key", "doh-uid", "doh-access-key-id", "doh-access-key-secret", "doh-timestamp-unit", "doh-method",
         "tencent-mode", "tencent-id", "tencent-token", "tencent-key", "tencent-alg", "tencent-ecs-ip", "static-list",
         "resolver-timeout", "resolver-ca-file", "ip-family", "system-fallback", "system-dns-domain", "log-level", "log-format",

@@ -17,11 +17,11 @@ import Testing
     @Test func registryNamesAreUniqueKebabCase() {
         let names = ConfigOption.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 85)
+        #expect(names.count == 86)
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
-        #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["secret", "aes-key", "doh-access-key-secret", "tencent-token", "tencent-key", "proxy-auth", "doh-token"])
+        #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["secret", "aes-key", "doh-access-key-secret", "tencent-token", "tencent-key", "proxy-auth", "doh-token", "resolver-token"])
         #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["pac-bypass", "resolver-ip", "system-dns-domain", "allow-destination", "allow-client", "proxy-auth", "tls-upgrade", "dns-forward-zone", "dns-upstream"])
         #expect(Set(ConfigOption.all.filter(\.isList).map(\.name))
             == ["pac-bypass", "resolver-ip", "keepalive-domains", "preload", "allow-destination", "connect-ports", "tls-upgrade", "allow-client", "proxy-auth", "probe-domains", "system-dns-domain", "dns-forward-zone", "dns-upstream"])
@@ -83,6 +83,7 @@ import Testing
         #expect(d.dohSignature == nil)
         #expect(d.dohTimestampUnit == .seconds)
         #expect(d.dohMethod == .get)
+        #expect(d.resolverToken == nil)
         #expect(d.staticList == nil)
         #expect(d.staticRefresh == .seconds(300))
         #expect(d.resolverTimeout == .seconds(3))

@@ -1,4 +1,5 @@
 import HTTPDNS
+import NIOCore
 import ProxyConfig
 import Testing
 @testable import ProxyCore
@@ -81,8 +82,42 @@ import Testing
     @Test func healthOrderingPutsADeadAddressLast() {
         let health = IPHealthRegistry()
         let ips = ["192.0.2.1", "192.0.2.2", "192.0.2.3"]
-        #expect(health.ordered(ips: ips, port: 443) == ips)
+        #expect(health.ordered(ips: ips, preferringPort: 443) == ips)
         health.recordFailure(UpstreamEndpoint(ip: "192.0.2.1", port: 443), kind: .refused)
-        #expect(health.ordered(ips: ips, port: 443) == ["192.0.2.2", "192.0.2.3", "192.0.2.1"])
+        #expect(health.ordered(ips: ips, preferringPort: 443) == ["192.0.2.2", "192.0.2.3", "192.0.2.1"])
+    }
+
+    @Test func anIPKnownOnlyOnOtherPortsIsJudgedOnTheBestOfThem() {
+        let health = IPHealthRegistry()
+        let ips = ["192.0.2.1", "192.0.2.2", "192.0.2.3"]
+        // Dialled only on port 80 (plain HTTP), and refused there: the host goes last.
+        health.recordFailure(UpstreamEndpoint(ip: "192.0.2.1", port: 80), kind: .timeout)
+        #expect(health.ordered(ips: ips, preferringPort: 443) == ["192.0.2.2", "192.0.2.3", "192.0.2.1"])
+        // One closed port while another answers: the host is up, it keeps its place.
+        health.recordSuccess(UpstreamEndpoint(ip: "192.0.2.1", port: 8443), connectTime: .milliseconds(5))
+        #expect(health.ordered(ips: ips, preferringPort: 443).first == "192.0.2.1")
+        // A known 443 wins over the other ports, either way.
+        health.recordFailure(UpstreamEndpoint(ip: "192.0.2.1", port: 443), kind: .refused)
+        #expect(health.ordered(ips: ips, preferringPort: 443) == ["192.0.2.2", "192.0.2.3", "192.0.2.1"])
+        health.recordFailure(UpstreamEndpoint(ip: "192.0.2.2", port: 80), kind: .refused)
+        health.recordSuccess(UpstreamEndpoint(ip: "192.0.2.2", port: 443), connectTime: .milliseconds(9))
+        #expect(health.ordered(ips: ips, preferringPort: 443) == ["192.0.2.2", "192.0.2.3", "192.0.2.1"])
+        health.reset()
+        #expect(health.ordered(ips: ips, preferringPort: 443) == ips)
+    }
+
+    @Test func thePortIndexFollowsEvictionAndReset() {
+        var table = IPHealthTable(configuration: .init(capacity: 2))
+        let now = NIODeadline.now()
+        table.recordFailure(UpstreamEndpoint(ip: "192.0.2.1", port: 80), kind: .refused, now: now)
+        table.recordFailure(UpstreamEndpoint(ip: "192.0.2.2", port: 80), kind: .refused, now: now)
+        #expect(table.ordered(ips: ["192.0.2.1", "192.0.2.3"], preferringPort: 443, now: now) == ["192.0.2.3", "192.0.2.1"])
+        // A third endpoint evicts the least recently used one, 192.0.2.1:80: nothing is known of it any more.
+        table.recordSuccess(UpstreamEndpoint(ip: "192.0.2.3", port: 443), connectTime: .milliseconds(1))
+        #expect(table.portsByIP["192.0.2.1"] == nil)
+        #expect(table.portsByIP["192.0.2.2"] == [80])
+        #expect(table.ordered(ips: ["192.0.2.1", "192.0.2.2"], preferringPort: 443, now: now) == ["192.0.2.1", "192.0.2.2"])
+        table.reset()
+        #expect(table.portsByIP.isEmpty)
     }
 }

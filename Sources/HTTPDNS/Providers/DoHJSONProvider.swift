@@ -8,11 +8,17 @@ public struct DoHJSONProvider: HTTPDNSProvider {
     private let signature: DoHJSONSignature?
     private let client: ResolverClient
     private let unixTimeMillis: @Sendable () -> Int
+    private let bearerToken: String?
 
-    public init(endpoint: String, signature: DoHJSONSignature?, client: ResolverClient, unixTimeMillis: @escaping @Sendable () -> Int) {
+    /// `bearerToken`: sent as `Authorization: Bearer TOKEN` (a node tier's `doh-token`); never logged.
+    public init(
+        endpoint: String, signature: DoHJSONSignature?, client: ResolverClient, bearerToken: String? = nil,
+        unixTimeMillis: @escaping @Sendable () -> Int
+    ) {
         self.endpoint = endpoint
         self.signature = signature
         self.client = client
+        self.bearerToken = bearerToken
         self.unixTimeMillis = unixTimeMillis
     }
 
@@ -33,6 +39,7 @@ public struct DoHJSONProvider: HTTPDNSProvider {
         )
         var request = CurlRequest(url: url)
         request.headers = [(name: "Accept", value: "application/dns-json, application/json")]
+        if let bearerToken { request.headers.append((name: "Authorization", value: "Bearer \(bearerToken)")) }
         return try await client.perform({ () throws(ResolveFailure) -> CurlRequest in request }) { response in
             .doh(response, service: "DoH JSON service", authStatuses: [401, 403]) { body in
                 try DoHJSON.parse(body, name: host, type: type)

@@ -8,11 +8,14 @@ public struct DoHWireProvider: HTTPDNSProvider {
     private let endpoint: String
     private let method: Method
     private let client: ResolverClient
+    private let bearerToken: String?
 
-    public init(endpoint: String, method: Method, client: ResolverClient) {
+    /// `bearerToken`: sent as `Authorization: Bearer TOKEN` (a node tier's `doh-token`); never logged.
+    public init(endpoint: String, method: Method, client: ResolverClient, bearerToken: String? = nil) {
         self.endpoint = endpoint
         self.method = method
         self.client = client
+        self.bearerToken = bearerToken
     }
 
     public func resolve(_ host: String, families: AddressFamilies) async throws(ResolveFailure) -> ResolvedAnswer {
@@ -40,8 +43,9 @@ public struct DoHWireProvider: HTTPDNSProvider {
             request.headers = [(name: "Content-Type", value: "application/dns-message")]
         }
         request.headers.append((name: "Accept", value: "application/dns-message"))
+        if let bearerToken { request.headers.append((name: "Authorization", value: "Bearer \(bearerToken)")) }
         return try await client.perform({ () throws(ResolveFailure) -> CurlRequest in request }) { response in
-            .doh(response, service: "DoH service") { body in
+            .doh(response, service: "DoH service", authStatuses: [401, 403]) { body in
                 try DNSMessage.parse(body, name: host, type: type, expectedID: 0)
             }
         }

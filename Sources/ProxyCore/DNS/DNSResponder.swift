@@ -17,7 +17,8 @@ public final class DNSResponder: Sendable {
 
     /// An answer served after its TTL ran out carries this TTL (RFC 8767 section 4 suggests 30 s).
     static let staleTTL: UInt32 = 30
-    /// The port whose per-IP health orders the addresses of an answer (most names are dialled on it).
+    /// The port whose per-IP health orders the addresses of an answer (most names are dialled on
+    /// it); an IP the health table knows only on other ports is judged on those.
     static let healthPort = 443
 
     let caching: CachingResolver<ContinuousClock>?
@@ -122,7 +123,7 @@ public final class DNSResponder: Sendable {
         guard !ips.isEmpty else {
             return DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.noError, negativeTTL: min(ttl, negativeTTLCap), limit: limit)
         }
-        if let health { ips = health.ordered(ips: ips, port: Self.healthPort) }
+        if let health { ips = health.ordered(ips: ips, preferringPort: Self.healthPort) }
         let length = family == .a ? 4 : 16
         let records = ips.compactMap { ip -> DNSAnswerBuilder.Record? in
             guard let data = DNSAnswerBuilder.addressData(ip), data.count == length else { return nil }

@@ -34,12 +34,16 @@ public final class IPHealthRegistry: Sendable {
         return table.withLockedValue { $0.ordered(addresses, now: now) }
     }
 
-    /// `ips` (one family) in the order `ordered` would dial them on `port`: what the DNS listener
-    /// answers with, so a dead address goes last. Unchanged while nothing has been learned.
-    public func ordered(ips: [String], port: Int) -> [String] {
-        guard ips.count > 1, table.withLockedValue({ $0.count > 0 }) else { return ips }
-        let addresses = ips.compactMap { try? SocketAddress(ipAddress: $0, port: port) }
-        return ordered(addresses).compactMap(\.ipAddress)
+    /// `ips` (one family) healthiest first, judged on `preferredPort` or, for an IP the table knows
+    /// only on other ports, on the best of those (`IPHealthTable.ordered(ips:preferringPort:now:)`):
+    /// what the DNS listener answers with, so a dead address goes last. Unchanged while nothing
+    /// has been learned.
+    public func ordered(ips: [String], preferringPort preferredPort: Int) -> [String] {
+        guard ips.count > 1 else { return ips }
+        let now = self.now()
+        return table.withLockedValue { table in
+            table.count == 0 ? ips : table.ordered(ips: ips, preferringPort: preferredPort, now: now)
+        }
     }
 
     public func state(of endpoint: UpstreamEndpoint) -> IPHealthTable.State {

@@ -83,6 +83,9 @@ public struct IPHealthTable: Sendable {
 
     public let configuration: IPHealthConfiguration
     private(set) var entries: [UpstreamEndpoint: Entry] = [:]
+    /// The ports `entries` holds for each IP (kept with it), so a question about an IP whatever
+    /// the port costs a lookup, not a scan of the table.
+    private(set) var portsByIP: [String: [Int]] = [:]
     private var clock: UInt64 = 0
 
     public init(configuration: IPHealthConfiguration = .init()) {
@@ -134,8 +137,9 @@ public struct IPHealthTable: Sendable {
 
     private mutating func touch(_ endpoint: UpstreamEndpoint, _ update: (inout Entry) -> Void) {
         clock &+= 1
-        if entries[endpoint] == nil, entries.count >= configuration.capacity {
-            evictLeastRecentlyUsed()
+        if entries[endpoint] == nil {
+            if entries.count >= configuration.capacity { evictLeastRecentlyUsed() }
+            portsByIP[endpoint.ip, default: []].append(endpoint.port)
         }
         var entry = entries[endpoint] ?? Entry()
         update(&entry)
@@ -146,11 +150,14 @@ public struct IPHealthTable: Sendable {
     /// Forgets every endpoint: back-offs and connect times alike.
     public mutating func reset() {
         entries.removeAll()
+        portsByIP.removeAll()
     }
 
     private mutating func evictLeastRecentlyUsed() {
         guard let oldest = entries.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key else { return }
         entries[oldest] = nil
+        portsByIP[oldest.ip]?.removeAll { $0 == oldest.port }
+        if portsByIP[oldest.ip]?.isEmpty == true { portsByIP[oldest.ip] = nil }
     }
 
     // MARK: reading

@@ -203,10 +203,13 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
                     )
                 },
                 client: client,
+                bearerToken: configuration.resolverToken,
                 unixTimeMillis: { Int(Date().timeIntervalSince1970 * 1000) }
             )
         case .doh:
-            provider = DoHWireProvider(endpoint: url, method: configuration.dohMethod == .post ? .post : .get, client: client)
+            provider = DoHWireProvider(
+                endpoint: url, method: configuration.dohMethod == .post ? .post : .get, client: client, bearerToken: configuration.resolverToken
+            )
         case .tencent:
             provider = makeTencent(configuration, endpoint: url, client: client)
         case .static:
@@ -263,7 +266,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
     static let providerFields: Set<String> = [
         "provider", "resolverURL", "resolverIPs", "accountID", "secret", "dohSignature", "dohTimestampUnit", "dohMethod",
         "resolverTimeout", "resolverCAFile", "ipFamily", "alibabaAPI", "alibabaEncryption", "aesKey", "schedulerRefresh", "tencent",
-        "fallbackProvider", "fallbackResolverURL",
+        "fallbackProvider", "fallbackResolverURL", "resolverToken",
     ]
     static let cacheFields: Set<String> = [
         "minTTL", "maxTTL", "negativeTTL", "maxStale", "cacheSize", "cacheImmutable", "systemFallback", "systemDNSDomains",

@@ -16,6 +16,8 @@ extension ConfigOption {
             throw .malformedValue(reason: "\(error) (or 'off' to disable the DNS listener)")
         }
     }
+    .table(.dnsListeners, .restart, \.dnsListen,
+        doc: "host:port of the DNS listener (UDP and TCP on the same port; port 0 picks one free port for both): A and AAAA answered from the HTTPDNS cache, everything else forwarded; see [DNS listener](#dns-listener). Set at start.")
 
     public static let dnsForwardZone = ConfigOption(
         name: "dns-forward-zone", valueName: "suffix",
@@ -25,6 +27,8 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.dnsForwardZones = try SystemDNSDomains(parsing: items)
     }
+    .table(.dnsListeners, .restart, \.dnsForwardZones,
+        doc: "Domain suffixes (`cluster.local`, `svc`) whose names, and then also every single-label name, the DNS listener forwards to `dns-upstream` instead of answering from HTTPDNS (names under `system-dns-domain` are forwarded too). Set at start. Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 
     public static let dnsUpstream = ConfigOption(
         name: "dns-upstream", valueName: "ip:port",
@@ -42,6 +46,8 @@ extension ConfigOption {
         }
         config.dnsUpstreams = upstreams
     }
+    .table(.dnsListeners, .restart, \.dnsUpstreams,
+        doc: "`IP:PORT` resolvers the DNS listener forwards to, tried in order, each within `resolver-timeout`; the default (or `resolv.conf`) is the `nameserver` lines of /etc/resolv.conf as read at start. An upstream that is the listener itself is left out. Set at start. Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 
     public static let dnsRateLimit = ConfigOption(
         name: "dns-rate-limit", valueName: "count",
@@ -50,6 +56,8 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.dnsRateLimit = try integer(single(items), in: 0...10_000_000)
     }
+    .table(.dnsListeners, .restart, \.dnsRateLimit,
+        doc: "DNS queries per second one client IP may send to the DNS listener, with bursts of as many again; beyond it the answer is REFUSED. 0 turns the limit off. Set at start.")
 }
 
 /// The DoH listener's options.
@@ -70,6 +78,8 @@ extension ConfigOption {
             throw .malformedValue(reason: "\(error) (or 'off' to disable the DoH listener)")
         }
     }
+    .table(.dnsListeners, .restart, \.dohListen,
+        doc: "host:port of the DoH listener: RFC 8484 `GET/POST /dns-query` (`application/dns-message`) and JSON `GET /resolve?name=&type=A\\|AAAA` over plain HTTP, answered like the DNS listener (same cache, forwarding, `allow-client`, `dns-rate-limit` and counters), so a per-pod proxy can use `provider: doh` or `json` with `resolver-url: http://NODE:PORT/dns-query` (or `/resolve`); see [DNS listener](#dns-listener). Set at start.")
 
     public static let dohToken = ConfigOption(
         name: "doh-token", valueName: "token",
@@ -79,6 +89,8 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.dohToken = try bearerToken(single(items))
     }
+    .table(.dnsListeners, .restart, \.dohToken,
+        doc: "Bearer token the DoH listener requires (`Authorization: Bearer TOKEN`; otherwise 401). A secret: never logged, redacted in `/summary`. Set at start.")
 
     /// A bearer token: printable ASCII without spaces, so it goes into a header field as is.
     static func bearerToken(_ token: String) throws(ConfigurationError) -> String {
@@ -106,6 +118,8 @@ extension ConfigOption {
         }
         config.fallbackProvider = kind
     }
+    .table(.dnsListeners, .resolverService, \.fallbackProvider,
+        doc: "A second provider, `json`, `doh`, `alibaba` or `tencent` (its credentials and settings are the first's options), asked when the first fails for any reason but NXDOMAIN/NODATA: for a per-pod proxy whose first provider is a node tier's `doh-listen`, the vendor itself. After a failure of the first, queries go to the second for `resolver-timeout`, then the first is tried again. Stale answers (`max-stale`) are served meanwhile as usual, and `system-fallback` still comes after both. Reloadable with the provider.")
 
     public static let fallbackResolverURL = ConfigOption(
         name: "fallback-resolver-url", valueName: "url",
@@ -116,6 +130,8 @@ extension ConfigOption {
         _ = try HTTPServiceURL(parsing: text)
         config.fallbackResolverURL = text
     }
+    .table(.dnsListeners, .resolverService, \.fallbackResolverURL,
+        doc: "The fallback provider's service URL; default that provider's default URL (pinned to its default IPs then). Reloadable with the provider.")
 
     public static let resolverToken = ConfigOption(
         name: "resolver-token", valueName: "token",
@@ -125,6 +141,8 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.resolverToken = try bearerToken(single(items))
     }
+    .table(.resolver, .resolverService, \.resolverToken,
+        doc: "Bearer token the `doh` and `json` providers send (`Authorization: Bearer TOKEN`): a node tier's `doh-token`. Printable ASCII without spaces, at most 4096 bytes. Only with `provider: doh` or `json` (another provider refuses to start with it); never sent to the `fallback-provider` (the vendor behind the node tier must not see it). A refused token (401/403) is an auth failure logged once, and the fallback provider answers. A secret: never logged, redacted in `/summary` and `config check`. Reloadable with the provider.")
 }
 
 extension ProxyConfiguration {

@@ -8,6 +8,8 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.tencent.mode = try keyword(single(items), as: TencentSettings.Mode.self)
     }
+    .table(.resolver, .resolverService, \.tencent.mode,
+        doc: "How `tencent` asks: `https` (clear names over TLS, `tencent-token`) or `http` (names and answers encrypted with `tencent-key`).")
 
     public static let tencentID = ConfigOption(
         name: "tencent-id", valueName: "id",
@@ -16,6 +18,8 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.tencent.id = try identifier(single(items))
     }
+    .table(.resolver, .resolverService, \.tencent.id,
+        doc: "Tencent Cloud HTTPDNS authorization ID; required for `tencent`.")
 
     public static let tencentToken = ConfigOption(
         name: "tencent-token", valueName: "token",
@@ -25,6 +29,8 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.tencent.token = try secretText(single(items))
     }
+    .table(.resolver, .resolverService, \.tencent.token,
+        doc: "Secret, never logged: the HTTPS token; required for `tencent-mode` `https`.")
 
     public static let tencentKey = ConfigOption(
         name: "tencent-key", valueName: "key",
@@ -34,6 +40,8 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.tencent.key = try secretText(single(items))
     }
+    .table(.resolver, .resolverService, \.tencent.key,
+        doc: "Secret, never logged: the AES key (1-16 characters) or DES key (8 characters) from the console; required for `tencent-mode` `http`.")
 
     public static let tencentAlg = ConfigOption(
         name: "tencent-alg", valueName: "alg",
@@ -42,6 +50,8 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.tencent.algorithm = try keyword(single(items), as: TencentSettings.Algorithm.self)
     }
+    .table(.resolver, .resolverService, \.tencent.algorithm,
+        doc: "Cipher of `tencent-mode` `http`: `aes` (AES-128-CBC) or `des` (DES-ECB; needs OpenSSL's legacy provider, checked at start).")
 
     public static let tencentECSIP = ConfigOption(
         name: "tencent-ecs-ip", valueName: "ip",
@@ -50,4 +60,6 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.tencent.ecsIP = try IPAddress(parsing: single(items))
     }
+    .table(.resolver, .resolverService, \.tencent.ecsIP, default: "none (off)",
+        doc: "EDNS Client Subnet for `tencent`: answers are chosen for this address instead of the proxy's own (sent encrypted in http mode).")
 }

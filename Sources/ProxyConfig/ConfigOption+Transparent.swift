@@ -23,6 +23,8 @@ extension ConfigOption {
         }
         config.transparentListen = try HostPort(parsing: text)
     }
+    .table(.transparent, .restart, \.transparentListen,
+        doc: "host:port for connections redirected to the proxy by netfilter (`REDIRECT`, installed by [`httpdns-proxy transparent-rules`](deployment.md#transparent-interception)): the original destination is read with `SO_ORIGINAL_DST` / `IP6T_SO_ORIGINAL_DST`, the name from the TLS ClientHello's SNI or the HTTP `Host`, resolved through HTTPDNS; TLS is relayed end to end, HTTP is served like a proxied request, anything without a name goes to its original destination. `[::]:PORT` takes IPv4 and IPv6 redirects; `127.0.0.1:PORT` IPv4 only. A connection that was not redirected is closed. See [Transparent interception](#transparent-interception).")
 
     public static let transparentFallback = ConfigOption(
         name: "transparent-fallback", valueName: "mode",
@@ -31,11 +33,15 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.transparentFallback = try keyword(single(items), as: TransparentFallback.self)
     }
+    .table(.transparent, .live, \.transparentFallback,
+        doc: "A transparent connection whose SNI or Host name HTTPDNS has no answer for: `original` relays it to the address the app dialed (its own DNS answer), `refuse` closes it. Reloadable.")
 
     public static let transparentPeekTimeout = durationOption(
         "transparent-peek-timeout", default: "300ms",
         help: "How long a transparent connection's ClientHello or request head is waited for; a client that sent nothing by then (a server-speaks-first protocol) or only part is relayed to its original destination as is"
     ) { $0.transparentPeekTimeout = $1 }
+    .table(.transparent, .live, \.transparentPeekTimeout,
+        doc: "How long a transparent connection's ClientHello or request head is waited for. A client that sent nothing by then (a server-speaks-first protocol such as SMTP or MySQL) or only part is relayed to its original destination as is; such protocols see this much delay before their greeting. Reloadable.")
 
     public static let outboundMark = ConfigOption(
         name: "outbound-mark", valueName: "mark|off",
@@ -49,6 +55,8 @@ extension ConfigOption {
         }
         config.outboundMark = try mark(text)
     }
+    .table(.transparent, .restart, \.outboundMark,
+        doc: "Netfilter mark (`SO_MARK`, 1-4294967295, decimal or `0x` hex) put on every outbound socket, to origins and to the resolver service, so redirect rules (`transparent-rules --outbound-mark`) skip the proxy's own traffic. Needs `CAP_NET_ADMIN`; without it every connect fails. The alternative is an owner match on the proxy's uid (the default of `transparent-rules`).")
 
     /// A netfilter mark: 1...4294967295, decimal or 0x hex.
     public static func mark(_ text: String) throws(ConfigurationError) -> UInt32 {

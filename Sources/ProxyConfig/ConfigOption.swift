@@ -1,11 +1,10 @@
 /// One configurable setting: its names in every source, its documentation and
 /// how its text is turned into a `ProxyConfiguration` field.
 ///
-/// The table of all options is `ConfigOption.all` (ConfigOption+Registry.swift).
-/// Adding an option means one entry there, one field in `ProxyConfiguration`
-/// and one flag in `ServeOptions` (none for a mapping option, which only the
-/// file can set); the tests check the three agree and that
-/// docs/configuration.md mentions it.
+/// The table of all options is `ConfigOption.all` (ConfigOption+Registry.swift). Each entry
+/// also carries its help group, reload class, field key path and docs text (`table(...)`,
+/// ConfigOption+Table.swift), from which help, the reload answer, the description and the
+/// docs table are derived.
 public struct ConfigOption: Sendable {
     /// Kebab-case name: the flag without "--" and the config-file key, e.g. "connect-timeout".
     public let name: String
@@ -37,6 +36,16 @@ public struct ConfigOption: Sendable {
     let apply: @Sendable (inout ProxyConfiguration, [String]) throws(ConfigurationError) -> Void
     /// For mapping options: parses the entries into the field (`apply` is then unused).
     let applyMapping: (@Sendable (inout ProxyConfiguration, [MappingEntry]) throws(ConfigurationError) -> Void)?
+    /// The `--help` section it is listed in.
+    public internal(set) var group: HelpGroup = .listening
+    /// What a reload does with a change of it.
+    public internal(set) var reload: ReloadClass = .restart
+    /// Its meaning as docs/configuration.md's table states it (Markdown).
+    public internal(set) var doc: String = ""
+    /// The docs table's default when it says more than `defaultText` (e.g. "per provider").
+    public internal(set) var docDefault: String?
+    /// The configuration field it sets; every entry has one (a test checks).
+    public internal(set) var field: Field?
 
     /// One key of a mapping option's value with its values, in file order.
     struct MappingEntry: Sendable, Hashable {

@@ -1,11 +1,8 @@
 extension ProxyConfiguration {
-    /// The effective configuration as `httpdns-proxy config check` prints it: one line per field,
-    /// named by the option (or options) that set it as `--help` spells them, secrets redacted.
+    /// The effective configuration as `httpdns-proxy config check` prints it: one line per option
+    /// as `--help` spells it, secrets redacted.
     public var checkReport: String {
-        displayFields.map { field in
-            let names = ConfigOption.options(forField: field.name).map(\.name)
-            return "\(names.isEmpty ? field.name : names.joined(separator: ", ")): \(field.value)"
-        }.joined(separator: "\n")
+        displayFields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
     }
 }
 

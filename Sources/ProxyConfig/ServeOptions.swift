@@ -9,7 +9,9 @@ import ArgumentParser
 /// environment variable appended so `--help` documents all three sources.
 ///
 /// Use it as `@OptionGroup var options: ServeOptions` and pass it to
-/// `ConfigurationLoader.load(flags:environment:)`.
+/// `ConfigurationLoader.load(flags:environment:)`. (ArgumentParser cannot declare options from
+/// data, so each flag option has its `@Option` here; `givenValues` reads them all by reflection and
+/// ConfigOptionTests checks they are exactly the registry's.)
 public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.config.name), help: help(for: .config))
     public var config: String?
@@ -279,97 +281,27 @@ public struct ServeOptions: ParsableArguments, Sendable {
     public init() {}
 
     /// The flags that were given, keyed by option name; repeated flags keep every value in order.
+    /// Read off the properties above (each `@Option` property is its option's name in camel case),
+    /// so a new option needs its `@Option` here and nothing else in this file.
     public var givenValues: [String: [String]] {
         var values: [String: [String]] = [:]
-        func put(_ option: ConfigOption, _ value: String?) {
-            if let value { values[option.name] = [value] }
+        for child in Mirror(reflecting: self).children {
+            guard let label = child.label, let flag = child.value as? any GivenFlag else { continue }
+            let items = flag.givenItems
+            guard !items.isEmpty else { continue }
+            guard let name = Self.optionNames[Self.matchKey(label)] else {
+                preconditionFailure("ServeOptions.\(label) is no registered option")
+            }
+            values[name] = items
         }
-        put(.config, config)
-        put(.listen, listen)
-        put(.adminListen, adminListen)
-        put(.pacProxy, pacProxy)
-        if !pacBypass.isEmpty { values[ConfigOption.pacBypass.name] = pacBypass }
-        put(.provider, provider)
-        put(.resolverURL, resolverURL)
-        if !resolverIP.isEmpty { values[ConfigOption.resolverIP.name] = resolverIP }
-        put(.accountID, accountID)
-        put(.secret, secret)
-        put(.alibabaAPI, alibabaAPI)
-        put(.alibabaEncryption, alibabaEncryption)
-        put(.aesKey, aesKey)
-        put(.schedulerRefresh, schedulerRefresh)
-        put(.dohUID, dohUID)
-        put(.dohAccessKeyID, dohAccessKeyID)
-        put(.dohAccessKeySecret, dohAccessKeySecret)
-        put(.dohTimestampUnit, dohTimestampUnit)
-        put(.dohMethod, dohMethod)
-        put(.tencentMode, tencentMode)
-        put(.tencentID, tencentID)
-        put(.tencentToken, tencentToken)
-        put(.tencentKey, tencentKey)
-        put(.tencentAlg, tencentAlg)
-        put(.tencentECSIP, tencentECSIP)
-        put(.staticList, staticList)
-        put(.staticRefresh, staticRefresh)
-        put(.resolverTimeout, resolverTimeout)
-        put(.resolverCAFile, resolverCAFile)
-        put(.ipFamily, ipFamily)
-        put(.minTTL, minTTL)
-        put(.maxTTL, maxTTL)
-        put(.negativeTTL, negativeTTL)
-        put(.maxStale, maxStale)
-        put(.systemFallback, systemFallback)
-        if !systemDNSDomain.isEmpty { values[ConfigOption.systemDNSDomain.name] = systemDNSDomain }
-        put(.dnsListen, dnsListen)
-        if !dnsForwardZone.isEmpty { values[ConfigOption.dnsForwardZone.name] = dnsForwardZone }
-        if !dnsUpstream.isEmpty { values[ConfigOption.dnsUpstream.name] = dnsUpstream }
-        put(.dnsRateLimit, dnsRateLimit)
-        put(.dohListen, dohListen)
-        put(.dohToken, dohToken)
-        put(.fallbackProvider, fallbackProvider)
-        put(.fallbackResolverURL, fallbackResolverURL)
-        put(.resolverToken, resolverToken)
-        put(.cacheSize, cacheSize)
-        put(.cacheImmutable, cacheImmutable)
-        put(.cacheFile, cacheFile)
-        put(.keepaliveDomains, keepaliveDomains)
-        put(.preload, preload)
-        put(.connectPorts, connectPorts)
-        if !allowDestination.isEmpty { values[ConfigOption.allowDestination.name] = allowDestination }
-        if !allowClient.isEmpty { values[ConfigOption.allowClient.name] = allowClient }
-        if !proxyAuth.isEmpty { values[ConfigOption.proxyAuth.name] = proxyAuth }
-        put(.proxyAuthRealm, proxyAuthRealm)
-        put(.maxConnections, maxConnections)
-        put(.maxConnectionsPerClient, maxConnectionsPerClient)
-        put(.caFile, caFile)
-        if !tlsUpgrade.isEmpty { values[ConfigOption.tlsUpgrade.name] = tlsUpgrade }
-        put(.logLevel, logLevel)
-        put(.logFormat, logFormat)
-        put(.accessLog, accessLog)
-        put(.accessLogFormat, accessLogFormat)
-        put(.requestIDHeader, requestIDHeader)
-        put(.metrics, metrics)
-        put(.networkMonitor, networkMonitor)
-        put(.connectTimeout, connectTimeout)
-        put(.ipBackoff, ipBackoff)
-        put(.ipBackoffMax, ipBackoffMax)
-        put(.upstreamTimeout, upstreamTimeout)
-        put(.headerTimeout, headerTimeout)
-        put(.clientIdleTimeout, clientIdleTimeout)
-        put(.tunnelIdleTimeout, tunnelIdleTimeout)
-        put(.poolMaxIdle, poolMaxIdle)
-        put(.poolIdleTimeout, poolIdleTimeout)
-        put(.shutdownGrace, shutdownGrace)
-        put(.via, via)
-        put(.threads, threads)
-        put(.compareSystemDNS, compareSystemDNS)
-        put(.compareRate, compareRate)
-        put(.probeDomains, probeDomains)
-        put(.transparentListen, transparentListen)
-        put(.transparentFallback, transparentFallback)
-        put(.transparentPeekTimeout, transparentPeekTimeout)
-        put(.outboundMark, outboundMark)
         return values
+    }
+
+    /// Option names by their letters and digits only: "resolverip" for `_resolverIP` and "resolver-ip".
+    private static let optionNames = Dictionary(uniqueKeysWithValues: ConfigOption.all.map { (matchKey($0.name), $0.name) })
+
+    private static func matchKey(_ text: String) -> String {
+        String(text.lowercased().filter { $0.isLetter || $0.isNumber })
     }
 
     private static func help(for option: ConfigOption) -> ArgumentHelp {
@@ -379,4 +311,25 @@ public struct ServeOptions: ParsableArguments, Sendable {
             valueName: option.valueName
         )
     }
+}
+
+/// An `@Option` property's value as command-line items: none, one, or one per repetition.
+private protocol GivenFlag {
+    var givenItems: [String] { get }
+}
+
+private protocol FlagItems {
+    var flagItems: [String] { get }
+}
+
+extension Option: GivenFlag where Value: FlagItems {
+    fileprivate var givenItems: [String] { wrappedValue.flagItems }
+}
+
+extension Optional: FlagItems where Wrapped == String {
+    fileprivate var flagItems: [String] { map { [$0] } ?? [] }
+}
+
+extension Array: FlagItems where Element == String {
+    fileprivate var flagItems: [String] { self }
 }

@@ -11,8 +11,40 @@ struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config",
         abstract: "Check a configuration before starting or reloading the proxy.",
-        subcommands: [ConfigCheckCommand.self]
+        subcommands: [ConfigCheckCommand.self, OptionsTableCommand.self]
     )
+}
+
+/// `httpdns-proxy config options-table` (hidden): docs/configuration.md's options table from the
+/// option registry, or with `--splice FILE` that file with its table replaced (scripts/options-table.sh).
+struct OptionsTableCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "options-table",
+        abstract: "Print the options table of docs/configuration.md from the option registry.",
+        shouldDisplay: false
+    )
+
+    @Option(help: "Print this Markdown file with the text between its table markers replaced")
+    var splice: String?
+
+    func run() throws {
+        guard let splice else {
+            print(ConfigOption.markdownTable)
+            return
+        }
+        let document: String
+        do {
+            document = try ConfigurationLoader.readFile(splice)
+        } catch {
+            StandardError.write("cannot read \(splice): \(error)\n")
+            throw ExitCode(1)
+        }
+        guard let spliced = ConfigOption.splicingTable(into: document) else {
+            StandardError.write("\(splice) lacks the lines \(ConfigOption.docsTableStart) and \(ConfigOption.docsTableEnd)\n")
+            throw ExitCode(1)
+        }
+        print(spliced, terminator: "")
+    }
 }
 
 struct ConfigCheckCommand: ParsableCommand {

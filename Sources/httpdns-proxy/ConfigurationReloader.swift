@@ -88,13 +88,12 @@ final class ConfigurationReloader: Sendable {
         } catch {
             return Outcome(ok: false, message: "\(error)")
         }
-        let differing = new.differingFields(from: previous)
+        let differing = new.differingOptions(from: previous)
         if !resolverLive.isEmpty { resolvers.reload(to: new, changed: Set(differing)) }
         applied.withLockedValue { $0 = new }
-        // Field names stay inside; what is reported names the options as --help does.
-        let changed = ConfigOption.names(ofFields: differing.filter { live.contains($0) }, new: new, old: previous)
-        let needRestart = ConfigOption.names(
-            ofFields: new.differingFields(from: startup).filter { !live.contains($0) && $0 != "configFile" }, new: new, old: startup)
+        // Option names as --help spells them, in its order, from the option table.
+        let changed = differing.filter { live.contains($0) }
+        let needRestart = new.differingOptions(from: startup).filter { !live.contains($0) && $0 != ConfigOption.config.name }
         var lines: [String] = []
         lines.append(changed.isEmpty ? "applied: nothing changed" : "applied to new requests: " + changed.joined(separator: ", "))
         if !new.proxyAuth.isEmpty { lines.append("proxy-auth users and htpasswd files read again") }

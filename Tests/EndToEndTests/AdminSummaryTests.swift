@@ -53,11 +53,11 @@ struct AdminSummaryTests {
         let p99 = try #require(latency["p99Ms"] as? Double), max = try #require(latency["maxMs"] as? Double)
         #expect(0 < p50 && p50 <= p90 && p90 <= p99 && p99 <= max, "\(latency)")
 
-        // The configuration in force, every field, the password never shown.
+        // The configuration in force, every option by its name, the password never shown.
         let settings = try #require(summary["configuration"] as? [[String: String]])
         let values = Dictionary(settings.map { ($0["name"] ?? "", $0["value"] ?? "") }, uniquingKeysWith: { a, _ in a })
-        #expect(values["maxConnections"] == "77", "\(values)")
-        #expect(values["proxyAuth"]?.contains("alice") == true && values["proxyAuth"]?.contains("<redacted>") == true, "\(values)")
+        #expect(values["max-connections"] == "77", "\(values)")
+        #expect(values["proxy-auth"]?.contains("alice") == true && values["proxy-auth"]?.contains("<redacted>") == true, "\(values)")
         #expect(!String(decoding: try JSONSerialization.data(withJSONObject: summary), as: UTF8.self).contains("s3cret-pass"))
         print("/summary: \(byClass), latency \(latency), connections \(connections)")
     }

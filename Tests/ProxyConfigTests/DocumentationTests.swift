@@ -27,6 +27,14 @@ import Testing
         }
     }
 
+    /// The options table is generated (scripts/options-table.sh); the checked-in one must be the
+    /// registry's, so a changed option without a regenerated table fails here.
+    @Test func theOptionsTableIsGeneratedFromTheRegistry() throws {
+        let doc = try Self.configurationDoc()
+        let spliced = try #require(ConfigOption.splicingTable(into: doc), "docs/configuration.md lacks the options table markers")
+        #expect(spliced == doc, "docs/configuration.md's options table differs from the registry: run scripts/options-table.sh")
+    }
+
     @Test func everySecretOptionIsDocumentedAsNeverLogged() throws {
         let doc = try Self.configurationDoc()
         for option in ConfigOption.all where option.isSecret {

@@ -1,40 +1,50 @@
 import Testing
 @testable import ProxyConfig
 
-/// Reload reports name options as `--help` spells them, from the registry: every configuration
-/// field maps to registered options, and every option is some field's.
+/// The option table: every entry carries a field, a group and docs; what reports a change (the
+/// reload answer, /stats, config check) names options as `--help` spells them.
 @Suite struct OptionFieldsTests {
-    @Test func kebabCaseKeepsAcronymsTogether() {
-        #expect(ConfigOption.kebabCase("resolverURL") == "resolver-url")
-        #expect(ConfigOption.kebabCase("resolverCAFile") == "resolver-ca-file")
-        #expect(ConfigOption.kebabCase("minTTL") == "min-ttl")
-        #expect(ConfigOption.kebabCase("compareSystemDNS") == "compare-system-dns")
-        #expect(ConfigOption.kebabCase("accountID") == "account-id")
-        #expect(ConfigOption.kebabCase("threads") == "threads")
-    }
-
-    @Test func everyFieldIsSetByRegisteredOptionsAndEveryOptionSetsAField() {
-        var covered: Set<String> = []
-        for field in ProxyConfiguration.defaults.displayFields.map(\.name) {
-            let options = ConfigOption.options(forField: field)
-            #expect(!options.isEmpty, "no option sets \(field)")
-            for option in options {
-                #expect(ConfigOption.named(option.name) != nil, "\(option.name) for \(field) is not registered")
-                covered.insert(option.name)
-            }
+    @Test func everyOptionHasAFieldAndDocs() {
+        for option in ConfigOption.all {
+            #expect(option.field != nil, "\(option.name) has no .table(...)")
+            #expect(!option.doc.isEmpty, "\(option.name) has no doc text")
         }
-        #expect(Set(ConfigOption.all.map(\.name)).subtracting(covered).isEmpty, "options no field maps to")
     }
 
-    @Test func changedFieldsAreReportedAsOptionNamesInHelpOrder() {
+    @Test func changedOptionsAreReportedByNameInHelpOrder() {
         var new = ProxyConfiguration.defaults
         new.connectPorts = [443, 8443]
         new.allowClients = [CIDR("10.0.0.0/8")!]
         new.resolverIPs = [IPAddress("192.0.2.1")!]
         new.threads = 3
         new.tencent.id = "1234"
-        let fields = new.differingFields(from: .defaults)
-        #expect(ConfigOption.names(ofFields: fields, new: new, old: .defaults)
-            == ["resolver-ip", "tencent-id", "connect-ports", "allow-client", "threads"])
+        #expect(new.differingOptions(from: .defaults)
+            == ["threads", "resolver-ip", "tencent-id", "connect-ports", "allow-client"])
+    }
+
+    @Test func theDescriptionNamesOptionsNotFields() {
+        let names = ProxyConfiguration.defaults.displayFields.map(\.name)
+        #expect(names == ConfigOption.all.map(\.name))
+        for name in names {
+            #expect(name == name.lowercased(), "\(name) is not kebab case")
+        }
+        #expect(String(describing: ProxyConfiguration.defaults).contains("connect-timeout: 10s, ip-backoff: 30s"))
+    }
+
+    @Test func secretsAreComparedByValueAndShownRedacted() {
+        var new = ProxyConfiguration.defaults
+        new.dohSignature = DoHSignature(uid: "1", accessKeyID: "id", accessKeySecret: "s1")
+        var newer = new
+        newer.dohSignature?.accessKeySecret = "s2"
+        #expect(newer.differingOptions(from: new) == ["doh-access-key-secret"])
+        #expect(ConfigOption.dohAccessKeySecret.displayText(in: newer) == ProxyConfiguration.redacted)
+        #expect(ConfigOption.dohAccessKeySecret.displayText(in: .defaults) == "nil")
+        #expect(ConfigOption.dohUID.displayText(in: newer) == "1")
+    }
+
+    @Test func reloadClassesAreTheTables() {
+        #expect(ConfigOption.names(reloading: [.live]).isSuperset(of: ["allow-client", "connect-timeout", "spki-pins"]))
+        #expect(!ConfigOption.names(reloading: [.live, .resolverService, .resolverCache, .resolverFamily]).contains("listen"))
+        #expect(ConfigOption.names(reloading: [.resolverFamily]) == ["ip-family"])
     }
 }

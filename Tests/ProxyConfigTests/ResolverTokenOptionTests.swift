@@ -59,6 +59,6 @@ import Testing
     @Test func aChangedTokenIsAProviderChange() {
         var changed = ProxyConfiguration.defaults
         changed.resolverToken = Self.token
-        #expect(changed.differingFields(from: .defaults) == ["resolverToken"])
+        #expect(changed.differingOptions(from: .defaults) == ["resolver-token"])
     }
 }

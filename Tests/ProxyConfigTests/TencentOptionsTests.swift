@@ -64,9 +64,9 @@ import Testing
         for text in [String(describing: config), String(reflecting: config), dumped, dumpedSettings, String(reflecting: config.tencent)] {
             #expect(!text.contains(Self.token) && !text.contains(Self.key), "\(text)")
         }
-        #expect(String(describing: config).contains("TencentSettings(mode: https, id: 1234, token: <redacted>, key: <redacted>, algorithm: aes, ecsIP: nil)"))
+        #expect(String(describing: config).contains("tencent-mode: https, tencent-id: 1234, tencent-token: <redacted>, tencent-key: <redacted>, tencent-alg: aes, tencent-ecs-ip: nil"))
         var changed = config
         changed.tencent.token = "another"
-        #expect(changed.differingFields(from: config) == ["tencent"])
+        #expect(changed.differingOptions(from: config) == ["tencent-token"])
     }
 }

@@ -108,8 +108,8 @@ import Testing
         var changed = ProxyConfiguration.defaults
         changed.networkMonitor = false
         #expect(ProxyConfiguration.defaults.networkMonitor)
-        #expect(changed.differingFields(from: .defaults) == ["networkMonitor"])
+        #expect(changed.differingOptions(from: .defaults) == ["network-monitor"])
         let live = ProxyServer.reloadableFields.union(ResolverStack.reloadableFields(for: .json))
-        #expect(!live.contains("networkMonitor"))
+        #expect(!live.contains("network-monitor"))
     }
 }

@@ -143,17 +143,17 @@ import Testing
     }
 
     @Test func theBackgroundCheckOptionsNeedARestart() {
-        let fields: Set<String> = ["compareSystemDNS", "compareRate", "probeDomains"]
+        let fields: Set<String> = ["compare-system-dns", "compare-rate", "probe-domains"]
         #expect(ProxyServer.reloadableFields.isDisjoint(with: fields))
         for provider in ProviderKind.allCases {
             #expect(ResolverStack.reloadableFields(for: provider).isDisjoint(with: fields), "\(provider)")
         }
-        // They are configuration fields, so a reload that changes them reports "needs a restart".
+        // They are options with fields, so a reload that changes them reports "needs a restart".
         var changed = ProxyConfiguration.defaults
         changed.compareSystemDNS = true
         changed.compareRate = 0.5
         changed.probeDomains = [ProbeTarget(host: "api.test")]
-        #expect(Set(changed.differingFields(from: .defaults)) == fields)
+        #expect(Set(changed.differingOptions(from: .defaults)) == fields)
     }
 
     // MARK: the service

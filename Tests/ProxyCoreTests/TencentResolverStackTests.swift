@@ -40,7 +40,7 @@ import Testing
 
     @Test func settingsReloadLiveAndRebuildTheProvider() {
         let fields = ResolverStack.reloadableFields(for: .tencent)
-        #expect(fields.isSuperset(of: ["tencent", "resolverURL", "resolverIPs", "ipFamily", "systemFallback"]))
+        #expect(fields.isSuperset(of: ["tencent-mode", "tencent-token", "resolver-url", "resolver-ip", "ip-family", "system-fallback"]))
         let https = Self.configuration(mode: .https)
         let stack = ResolverStack(configuration: https, logger: Logger(label: "test"))
         defer { stack.shutdown() }
@@ -54,8 +54,8 @@ import Testing
 
         let http = Self.configuration(mode: .http)
         let before = stack.provider.map { "\($0)" }
-        stack.reload(to: http, changed: Set(http.differingFields(from: https)))
-        #expect(http.differingFields(from: https) == ["tencent"])
+        stack.reload(to: http, changed: Set(http.differingOptions(from: https)))
+        #expect(http.differingOptions(from: https) == ["tencent-mode"])
         #expect(stack.provider is TencentProvider)
         #expect(stack.provider.map { "\($0)" } != before, "a changed mode must build a new provider")
     }

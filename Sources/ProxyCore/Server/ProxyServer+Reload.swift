@@ -33,13 +33,8 @@ extension ProxyServer {
     /// The clients the ACL admits now (the admin listener follows it too).
     public var allowedClients: [CIDR] { admission.allowedBlocks }
 
-    /// The options a reload applies (configuration field names); every other field needs a restart,
-    /// among them the background checks set up at start (`compareSystemDNS`, `compareRate`,
-    /// `probeDomains`).
-    public static let reloadableFields: Set<String> = [
-        "allowClients", "proxyAuth", "proxyAuthRealm", "maxConnections", "maxConnectionsPerClient",
-        "connectPorts", "allowDestinations", "caFile", "tlsUpgrade", "spkiPins",
-        "connectTimeout", "upstreamTimeout", "headerTimeout", "clientIdleTimeout", "tunnelIdleTimeout",
-        "requestIDHeader", "transparentFallback", "transparentPeekTimeout",
-    ]
+    /// The options the proxy server's reload applies, by name: those of reload class `live` in
+    /// the option table. Every other option needs a restart (or is the resolver stack's, see
+    /// `ResolverStack.reloadableFields(for:)`), among them the background checks set up at start.
+    public static var reloadableFields: Set<String> { ConfigOption.names(reloading: [.live]) }
 }

@@ -262,24 +262,17 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
         }
     }
 
-    /// How the HTTPDNS service is asked (configuration field names): a change builds a new provider.
-    static let providerFields: Set<String> = [
-        "provider", "resolverURL", "resolverIPs", "accountID", "secret", "dohSignature", "dohTimestampUnit", "dohMethod",
-        "resolverTimeout", "resolverCAFile", "ipFamily", "alibabaAPI", "alibabaEncryption", "aesKey", "schedulerRefresh", "tencent",
-        "fallbackProvider", "fallbackResolverURL", "resolverToken",
-    ]
-    static let cacheFields: Set<String> = [
-        "minTTL", "maxTTL", "negativeTTL", "maxStale", "cacheSize", "cacheImmutable", "systemFallback", "systemDNSDomains",
-    ]
+    /// How the HTTPDNS service is asked (option names): a change builds a new provider.
+    static var providerFields: Set<String> { ConfigOption.names(reloading: [.resolverService, .resolverFamily]) }
 
-    /// Resolver settings a reload applies while the cache is kept: for the HTTPDNS services the
-    /// service and how it is asked, and for every provider the families, the cache's clamps and
-    /// the fallback. A static list's source and refresh, keepalive and preload names, and the
-    /// cache file are set up at start.
+    /// Resolver options a reload applies while the cache is kept (by name, from the option
+    /// table's reload classes): for the HTTPDNS services the service and how it is asked, and for
+    /// every provider the families, the cache's clamps and the fallback. A static list's source
+    /// and refresh, keepalive and preload names, and the cache file are set up at start.
     public static func reloadableFields(for provider: ProviderKind) -> Set<String> {
         switch provider {
-        case .alibaba, .json, .doh, .tencent: providerFields.union(cacheFields)
-        case .static: cacheFields.union(["ipFamily"])
+        case .alibaba, .json, .doh, .tencent: ConfigOption.names(reloading: [.resolverService, .resolverFamily, .resolverCache])
+        case .static: ConfigOption.names(reloading: [.resolverFamily, .resolverCache])
         case .system: []
         }
     }
@@ -302,7 +295,7 @@ public final class ResolverStack: Sendable, CustomStringConvertible {
             let made = Self.makeProvider(new, transport: transport, logger: logger)
             querying.withLockedValue { $0 = Querying(provider: made.provider, families: Self.families(new.ipFamily), scheduler: made.scheduler) }
             schedulerRunner?.replace(with: made.scheduler)
-        } else if changed.contains("ipFamily") {
+        } else if changed.contains(ConfigOption.ipFamily.name) {
             querying.withLockedValue { $0.families = Self.families(new.ipFamily) }
         }
         caching.reconfigureCache(Self.cacheConfiguration(new))

@@ -458,6 +458,42 @@ import Testing
         #expect(m.httpHandlersRemoved(succeeded: true, now: at(3)) == .none, "the removal that completes later installs nothing")
     }
 
+    @Test func aClientErrorDuringTheSwitchClosesTheUpstreamSideAndIsLogged() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        let dialing = m.clientError(now: at(2))
+        guard case .close(true, let log?) = dialing else {
+            Issue.record("expected the dial's channel to be closed and the CONNECT logged: \(dialing)")
+            return
+        }
+        #expect(log.errorReason == "client_error")
+
+        var s = machine()
+        _ = s.activated(now: Self.t0, draining: false)
+        _ = s.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        _ = s.tunnelConnected(fresh)
+        let switching = s.clientError(now: at(2))
+        guard case .close(true, let record?) = switching else {
+            Issue.record("expected the tunnel's upstream side to close: \(switching)")
+            return
+        }
+        #expect(record.errorReason == "client_error")
+        #expect(s.clientClosed(now: at(3)) == .none, "logged once")
+    }
+
+    @Test func aClientThatLeavesDuringTheInstallLeavesTheRecordToTheTunnel() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        _ = m.tunnelConnected(fresh)
+        _ = m.httpHandlersRemoved(succeeded: true, now: at(2))
+        // A write of the install fails synchronously and the client's close arrives inside it.
+        #expect(m.clientClosed(now: at(2)) == .close(closeUpstream: true, log: nil), "the recorder logs it")
+        m.tunnelInstalled()
+        #expect(m.tunnelInstallFailed(now: at(2)) == .none)
+    }
+
     @Test func aClientThatLeavesWhileTheTargetIsDialedIsLogged() {
         var m = machine()
         _ = m.activated(now: Self.t0, draining: false)

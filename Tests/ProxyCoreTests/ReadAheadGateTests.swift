@@ -81,6 +81,26 @@ import Testing
         #expect(sink.heads == (0..<4000).map { "http://a.test/\($0)" }, "in order, none lost or repeated")
     }
 
+    @Test func aReleaseWithNothingHeldCostsNothing() throws {
+        let (channel, decoder, _, sink) = try setUp()
+        try channel.writeInbound(ByteBuffer(string: Self.requests(0..<1)))
+        let completes = sink.readCompletes
+        decoder.hold()
+        decoder.release()
+        channel.embeddedEventLoop.run()
+        #expect(sink.readCompletes == completes, "no empty read goes through the pipeline")
+        #expect(sink.heads.count == 1)
+    }
+
+    @Test func anEndOfInputWhileHoldingParsesNothingMore() throws {
+        let (channel, decoder, _, sink) = try setUp()
+        decoder.hold()
+        try channel.writeInbound(ByteBuffer(string: Self.requests(0..<500)))
+        channel.pipeline.fireChannelInactive()
+        channel.embeddedEventLoop.run()
+        #expect(sink.heads.isEmpty, "the client is gone: its pipelined requests are not queued to be dropped")
+    }
+
     @Test func bytesAfterAConnectHeadAreHandedOnAsTunnelBytesWhenRemoved() throws {
         // No sink: what the decoder passes on collects in the channel's inbound buffer.
         let channel = EmbeddedChannel()

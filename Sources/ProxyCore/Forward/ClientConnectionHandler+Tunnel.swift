@@ -51,15 +51,18 @@ extension ClientConnectionHandler {
     /// once the decoder is gone (`installTunnel`). The machine hears back when the decoders are gone.
     func beginTunnelSwitch(upgradeHead: HTTPResponseHead?, context: ChannelHandlerContext) {
         if let upgradeHead {
-            guard let connection = upstream, connection.channel != nil else {
+            guard let connection = upstream, let channel = connection.channel else {
                 run(machine.httpHandlersRemoved(succeeded: false, now: now))
                 return
             }
             upstream = nil
             connection.startCollecting(expectingEnd: true)
+            // Held before the 101 goes out: a flush that fails closes the client at once, and the
+            // close must find this connection to close it too.
+            switching = .upgraded(connection, channel)
             writeResponse(.head(upgradeHead), context: context)
             context.flush()
-            switching = .upgraded(connection)
+            guard self.context != nil, machine.isSwitching else { return }
         } else if switching == nil {
             run(machine.httpHandlersRemoved(succeeded: false, now: now))
             return
@@ -70,23 +73,25 @@ extension ClientConnectionHandler {
         // in the decoder, which hands them on as tunnel bytes when it is removed.
         TunnelSwitch.removeHTTPHandlers(client: context.pipeline.syncOperations, codec: codec, upstream: switching?.upgraded, on: context.eventLoop)
             .assumeIsolated().whenComplete { result in
+                guard self.context != nil, self.machine.isSwitching else {
+                    // The client went away meanwhile (its close closed this side already; this is
+                    // the safety net for a handler removed before that).
+                    self.closeTunnelUpstream()
+                    return
+                }
                 let succeeded: Bool
-                if case .success = result, self.switching?.channel?.isActive == true { succeeded = true } else { succeeded = false }
+                if case .success = result, self.switching?.channel.isActive == true { succeeded = true } else { succeeded = false }
                 self.run(self.machine.httpHandlersRemoved(succeeded: succeeded, now: self.now))
             }
     }
 
     /// The decoders are gone: glue the channels and replay what arrived during the switch.
     func installTunnel(record: AccessLogRecord, started: NIODeadline, clientBytes: HeldBytes, sayEstablished: Bool, context: ChannelHandlerContext) {
-        guard let side = switching, let upstreamChannel = side.channel else {
+        guard let side = switching else {
             run(machine.tunnelInstallFailed(now: now))
             return
         }
-        if sayEstablished {
-            var established = context.channel.allocator.buffer(capacity: 64)
-            established.writeString("HTTP/1.1 200 Connection established\r\n\r\n")
-            context.writeAndFlush(NIOAny(established), promise: nil)
-        }
+        let upstreamChannel = side.channel
         let upgraded = side.upgraded
         let upstreamBytes = upgraded?.takeCollected() ?? []
         if let upgraded { upstreamChannel.pipeline.syncOperations.removeHandler(upgraded, promise: nil) }
@@ -117,6 +122,13 @@ extension ClientConnectionHandler {
         env.traffic.tunnelOpened()
         machine.tunnelInstalled()
         switching = nil
+        if sayEstablished {
+            // After the install: a write that fails now closes a tunnel its recorder owns. Reads
+            // are still held, so nothing from the origin can come before it.
+            var established = context.channel.allocator.buffer(capacity: 64)
+            established.writeString("HTTP/1.1 200 Connection established\r\n\r\n")
+            context.writeAndFlush(NIOAny(established), promise: nil)
+        }
         requestDecoder.disarm()
         let client = context.channel
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
@@ -128,11 +140,9 @@ extension ClientConnectionHandler {
     /// Closes the upstream side of a tunnel being set up (a dialed CONNECT target, or the
     /// connection that accepted an upgrade).
     func closeTunnelUpstream() {
-        switch switching {
-        case .dialed(let channel): channel.close(promise: nil)
-        case .upgraded(let connection): connection.close()
-        case nil: break
-        }
+        // The channel, not the connection handler: once the glue replaced it, the handler has no
+        // context to close with.
+        switching?.channel.close(promise: nil)
         switching = nil
     }
 }
@@ -141,18 +151,19 @@ extension ClientConnectionHandler {
 enum TunnelUpstream {
     /// A CONNECT target's plain TCP channel.
     case dialed(any Channel)
-    /// The upstream HTTP connection that accepted an upgrade (its decoder is removed too).
-    case upgraded(UpstreamHTTPConnection)
+    /// The upstream HTTP connection that accepted an upgrade (its decoder is removed too), and
+    /// its channel.
+    case upgraded(UpstreamHTTPConnection, any Channel)
 
     var upgraded: UpstreamHTTPConnection? {
-        if case .upgraded(let connection) = self { return connection }
+        if case .upgraded(let connection, _) = self { return connection }
         return nil
     }
 
-    var channel: (any Channel)? {
+    var channel: any Channel {
         switch self {
         case .dialed(let channel): channel
-        case .upgraded(let connection): connection.channel
+        case .upgraded(_, let channel): channel
         }
     }
 }

@@ -120,6 +120,9 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let parserError = error as? HTTPParserError {
             run(machine.parseError(parserError, requestLineLength: requestDecoder.requestLineLength, now: now))
+        } else if case ByteToMessageDecoderError.dataReceivedInErrorState = error {
+            // Bytes after a request the decoder rejected: that rejection was answered (or is being
+            // answered, after the responses before it); these get nothing.
         } else {
             // Resets and other I/O errors: nothing useful can be said to the client.
             run(machine.clientError(now: now))

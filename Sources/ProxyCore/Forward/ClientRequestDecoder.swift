@@ -35,6 +35,8 @@ final class ClientRequestDecoder: ByteToMessageDecoder {
 
     /// llhttp is not to be given more bytes for now.
     private(set) var holding = false
+    /// Bytes arrived while holding and wait unparsed.
+    private var bytesHeld = false
     /// A release is scheduled for the next event-loop turn.
     private var releaseScheduled = false
 
@@ -65,11 +67,13 @@ final class ClientRequestDecoder: ByteToMessageDecoder {
     /// from inside the handler that asked, which is in the middle of its own work).
     func release() {
         holding = false
-        guard !releaseScheduled, let context else { return }
+        // Only when bytes wait: most releases (after every exchange) find nothing held.
+        guard bytesHeld, !releaseScheduled, let context else { return }
         releaseScheduled = true
         context.eventLoop.assumeIsolated().execute { [self] in
             releaseScheduled = false
-            guard !holding, let context = self.context else { return }
+            guard !holding, bytesHeld, let context = self.context else { return }
+            bytesHeld = false
             // An empty read makes the handler run its decode loop over the bytes it keeps.
             context.pipeline.syncOperations.fireChannelRead(NIOAny(context.channel.allocator.buffer(capacity: 0)))
             context.pipeline.syncOperations.fireChannelReadComplete()
@@ -89,7 +93,11 @@ final class ClientRequestDecoder: ByteToMessageDecoder {
     }
 
     func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard !holding, buffer.readableBytes > 0 else { return .needMoreData }
+        guard buffer.readableBytes > 0 else { return .needMoreData }
+        guard !holding else {
+            bytesHeld = true
+            return .needMoreData
+        }
         // llhttp is given the bytes it has seen and kept (an unfinished head stays in the buffer
         // until it is complete; its limits bound it) plus at most `feedLimit` new ones.
         let length = min(buffer.readableBytes, seen + Self.feedLimit)
@@ -110,6 +118,12 @@ final class ClientRequestDecoder: ByteToMessageDecoder {
     }
 
     func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        // End of input while holding: the client is gone, nobody will be answered; parsing what
+        // waits would only queue requests to drop them.
+        if seenEOF && holding {
+            buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+            return .needMoreData
+        }
         // Removal (a tunnel takes over) or end of input: everything goes to llhttp, which hands
         // bytes after a CONNECT or upgrade head on as tunnel bytes.
         observe(buffer)

@@ -95,34 +95,39 @@ extension ClientConnectionStateMachine {
     }
 
     /// The glue is in place: the tunnel's recorder logs it from now on; the machine's work is over.
+    /// (The client may already have gone during the install itself: then the state is closed.)
     mutating func tunnelInstalled() {
-        guard case .switchingProtocols(let switching) = state, switching.phase == .installing else {
-            _ = Self.impossible("a tunnel installed without a switch")
-            return
-        }
+        guard case .switchingProtocols(let switching) = state, switching.phase == .installing else { return }
         state = .closed
     }
 
     /// Installing the glue failed (a channel closed under it): close both sides, log the attempt.
     mutating func tunnelInstallFailed(now: NIODeadline) -> ClientConnectionAction {
         guard case .switchingProtocols(let switching) = state, switching.phase == .installing else {
-            return Self.impossible("a failed install without a switch")
+            // The client went away during the install (handled then).
+            return .none
         }
         return abandonSwitch(switching, now: now)
     }
 
-    /// The client went away while the tunnel was dialed or being set up: the record says so.
-    mutating func tunnelAbandonedByClient(now: NIODeadline) -> ClientConnectionAction? {
+    /// The client went away (`reason` client_closed or client_error) while the tunnel was dialed
+    /// or being set up: the record says so and the upstream side is closed. During the install
+    /// itself the tunnel's recorder owns the record already: only close.
+    mutating func tunnelAbandonedByClient(_ reason: String, now: NIODeadline) -> ClientConnectionAction? {
+        let message = reason == "client_error" ? "client connection error" : "client closed the connection"
         switch state {
         case .connectingTunnel(var record, let started):
-            record.abort("client_closed", message: "client closed the connection before the tunnel was set up")
+            record.abort(reason, message: "\(message) before the tunnel was set up")
             record.totalMs = (now - started).milliseconds
             state = .closed
             return .close(closeUpstream: true, log: record)
-        case .switchingProtocols(var switching):
-            switching.record.abort("client_closed", message: "client closed the connection before the tunnel was set up")
+        case .switchingProtocols(var switching) where switching.phase == .removingHandlers:
+            switching.record.abort(reason, message: "\(message) before the tunnel was set up")
             state = .closed
             return .close(closeUpstream: true, log: Self.ended(switching, now: now))
+        case .switchingProtocols:
+            state = .closed
+            return .close(closeUpstream: true, log: nil)
         default:
             return nil
         }

@@ -637,6 +637,7 @@ struct ClientConnectionStateMachine {
 
     /// A read or write error on the client connection: nothing useful can be said to the client.
     mutating func clientError(now: NIODeadline) -> ClientConnectionAction {
+        if let abandoned = tunnelAbandonedByClient("client_error", now: now) { return abandoned }
         switch state {
         case .closed:
             return .none
@@ -653,7 +654,7 @@ struct ClientConnectionStateMachine {
     /// The client connection is gone.
     mutating func clientClosed(now: NIODeadline) -> ClientConnectionAction {
         clearQueue()
-        if let abandoned = tunnelAbandonedByClient(now: now) { return abandoned }
+        if let abandoned = tunnelAbandonedByClient("client_closed", now: now) { return abandoned }
         defer { state = .closed }
         guard case .exchange(var exchange) = state else { return .none }
         if !exchange.responseComplete {

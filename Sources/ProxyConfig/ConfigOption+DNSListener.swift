@@ -5,16 +5,7 @@ extension ConfigOption {
         help: "Serve DNS (UDP and TCP) on this address: A and AAAA from the HTTPDNS cache, everything else forwarded to the upstream resolvers; 'off' (the default) disables it",
         defaultText: "off", expectation: "expected host:port like 127.0.0.1:53 or [::1]:5353, or off"
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
-        let text = single(items)
-        if text == "off" {
-            config.dnsListen = nil
-            return
-        }
-        do {
-            config.dnsListen = try HostPort(parsing: text)
-        } catch {
-            throw .malformedValue(reason: "\(error) (or 'off' to disable the DNS listener)")
-        }
+        config.dnsListen = try listenAddress(single(items), disabling: "the DNS listener")
     }
     .table(.dnsListeners, .restart, \.dnsListen,
         doc: "host:port of the DNS listener (UDP and TCP on the same port; port 0 picks one free port for both): A and AAAA answered from the HTTPDNS cache, everything else forwarded; see [DNS listener](#dns-listener). Set at start.")
@@ -67,16 +58,7 @@ extension ConfigOption {
         help: "Serve RFC 8484 DNS-over-HTTPS (GET/POST /dns-query) and JSON (GET /resolve?name=&type=) over plain HTTP on this address, answered like the DNS listener, for per-pod proxies using --provider doh or json; 'off' (the default) disables it",
         defaultText: "off", expectation: "expected host:port like 0.0.0.0:8053, or off"
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
-        let text = single(items)
-        if text == "off" {
-            config.dohListen = nil
-            return
-        }
-        do {
-            config.dohListen = try HostPort(parsing: text)
-        } catch {
-            throw .malformedValue(reason: "\(error) (or 'off' to disable the DoH listener)")
-        }
+        config.dohListen = try listenAddress(single(items), disabling: "the DoH listener")
     }
     .table(.dnsListeners, .restart, \.dohListen,
         doc: "host:port of the DoH listener: RFC 8484 `GET/POST /dns-query` (`application/dns-message`) and JSON `GET /resolve?name=&type=A\\|AAAA` over plain HTTP, answered like the DNS listener (same cache, forwarding, `allow-client`, `dns-rate-limit` and counters), so a per-pod proxy can use `provider: doh` or `json` with `resolver-url: http://NODE:PORT/dns-query` (or `/resolve`); see [DNS listener](#dns-listener). Set at start.")

@@ -69,6 +69,18 @@ extension ConfigOption {
         return text
     }
 
+    /// A listener's `host:port`, or `off` (nil). `disabling`: what `off` turns off, named in the
+    /// error so the user learns the way out.
+    static func listenAddress(_ text: String, disabling what: String?) throws(ConfigurationError) -> HostPort? {
+        if text == "off" { return nil }
+        do {
+            return try HostPort(parsing: text)
+        } catch {
+            guard let what else { throw error }
+            throw .malformedValue(reason: "\(error) (or 'off' to disable \(what))")
+        }
+    }
+
     /// A duration that may also be 0 ("0", "0s"), for options where 0 means "off".
     static func durationOrZero(_ text: String) throws(ConfigurationError) -> TimeAmount {
         try TimeAmount(configDuration: text, allowingZero: true)

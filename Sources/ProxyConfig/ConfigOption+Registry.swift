@@ -66,16 +66,7 @@ extension ConfigOption {
         help: "Address and port of the admin endpoint (health, metrics), or 'off' to disable it",
         defaultText: "127.0.0.1:8081", expectation: hostPortExpectation + ", or off"
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
-        let text = single(items)
-        if text == "off" {
-            config.adminListen = nil
-            return
-        }
-        do {
-            config.adminListen = try HostPort(parsing: text)
-        } catch {
-            throw .malformedValue(reason: "\(error) (or 'off' to disable the admin endpoint)")
-        }
+        config.adminListen = try listenAddress(single(items), disabling: "the admin endpoint")
     }
     .table(.admin, .restart, \.adminListen,
         doc: "host:port of the admin endpoint (health, metrics); `off` disables it. Must differ from `listen` unless both use port 0.")

@@ -16,12 +16,7 @@ extension ConfigOption {
         help: "Address and port for connections redirected by netfilter (REDIRECT; see 'httpdns-proxy transparent-rules'): the original destination is read with SO_ORIGINAL_DST, the name from the TLS SNI or the HTTP Host; [::]:PORT takes IPv4 and IPv6, 'off' disables it",
         defaultText: "off", expectation: hostPortExpectation + ", or off"
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
-        let text = single(items)
-        if text == "off" {
-            config.transparentListen = nil
-            return
-        }
-        config.transparentListen = try HostPort(parsing: text)
+        config.transparentListen = try listenAddress(single(items), disabling: nil)
     }
     .table(.transparent, .restart, \.transparentListen,
         doc: "host:port for connections redirected to the proxy by netfilter (`REDIRECT`, installed by [`httpdns-proxy transparent-rules`](deployment.md#transparent-interception)): the original destination is read with `SO_ORIGINAL_DST` / `IP6T_SO_ORIGINAL_DST`, the name from the TLS ClientHello's SNI or the HTTP `Host`, resolved through HTTPDNS; TLS is relayed end to end, HTTP is served like a proxied request, anything without a name goes to its original destination. `[::]:PORT` takes IPv4 and IPv6 redirects; `127.0.0.1:PORT` IPv4 only. A connection that was not redirected is closed. See [Transparent interception](#transparent-interception).")

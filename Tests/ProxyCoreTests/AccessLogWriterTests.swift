@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import HTTPDNS
 #endif
 import NIOCore
 import NIOPosix

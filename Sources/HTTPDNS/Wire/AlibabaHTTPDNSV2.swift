@@ -134,19 +134,6 @@ public enum AlibabaHTTPDNSV2 {
 
     /// The encrypted question: `{"dn":"a.com,b.com","q":"4,6"}`.
     static func question(names: String, families: String) -> String {
-        "{\"dn\":\"\(jsonEscaped(names))\",\"q\":\"\(jsonEscaped(families))\"}"
-    }
-
-    private static func jsonEscaped(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20: out += "\\u00" + Digest.hex([UInt8(scalar.value)])
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
+        "{\"dn\":\(JSONText.quoted(names)),\"q\":\(JSONText.quoted(families))}"
     }
 }

@@ -104,33 +104,20 @@ enum DoHRequest: Equatable {
         let rcode = answer.count >= 4 ? Int(answer[3] & 0x0F) : 2
         var fields = [
             "\"Status\":\(rcode)", "\"TC\":false", "\"RD\":true", "\"RA\":true", "\"AD\":false", "\"CD\":false",
-            "\"Question\":[{\"name\":\(quoted(name)),\"type\":\(question.type.rawValue)}]",
+            "\"Question\":[{\"name\":\(JSONText.quoted(name)),\"type\":\(question.type.rawValue)}]",
         ]
         if rcode == 0 || rcode == 3, let parsed = try? DNSMessage.parse(answer, name: question.name, type: question.type, expectedID: nil) {
             let ttl = parsed.ttl ?? 0
             switch parsed.outcome {
             case .addresses:
                 let records = (question.type == .a ? parsed.ipv4 : parsed.ipv6).map {
-                    "{\"name\":\(quoted(name)),\"type\":\(question.type.rawValue),\"TTL\":\(ttl),\"data\":\(quoted($0))}"
+                    "{\"name\":\(JSONText.quoted(name)),\"type\":\(question.type.rawValue),\"TTL\":\(ttl),\"data\":\(JSONText.quoted($0))}"
                 }
                 fields.append("\"Answer\":[\(records.joined(separator: ","))]")
             case .nxdomain, .noData:
-                fields.append("\"Authority\":[{\"name\":\(quoted(name)),\"type\":6,\"TTL\":\(ttl),\"data\":\". . 0 3600 600 86400 \(ttl)\"}]")
+                fields.append("\"Authority\":[{\"name\":\(JSONText.quoted(name)),\"type\":6,\"TTL\":\(ttl),\"data\":\". . 0 3600 600 86400 \(ttl)\"}]")
             }
         }
         return "{" + fields.joined(separator: ",") + "}"
-    }
-
-    private static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20: out += "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }

@@ -1,3 +1,4 @@
+import HTTPDNS
 import NIOCore
 
 /// One access-log line: a forwarded request or a tunnel. Durations are milliseconds; nil when the
@@ -262,33 +263,6 @@ struct JSONLine {
             bytes.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
             divisor /= 10
         }
-    }
-}
-
-/// Minimal JSON text helpers (the log path must not allocate an encoder per line).
-enum JSONText {
-    static func appendQuoted(_ s: String, to out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
-    }
-
-    static func formatMs(_ value: Double) -> String {
-        let scaled = (value * 1000).rounded() / 1000
-        if scaled == scaled.rounded() { return String(Int(scaled)) }
-        return String(scaled)
     }
 }
 

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import HTTPDNS
 import Logging
 import NIOConcurrencyHelpers
 

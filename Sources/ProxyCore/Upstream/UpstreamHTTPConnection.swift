@@ -134,10 +134,8 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     // MARK: ChannelHandler
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if machine.isCollecting && !machine.awaitsUpgradeEnd {
-            _ = machine.rawBytes(data)
-            return
-        }
+        // Tunnel bytes after an accepted upgrade's 101 are kept as they are.
+        if machine.rawBytes(data) { return }
         let part = unwrapInboundIn(data)
         if case .end = part, !machine.isCollecting { responseDecoder.responseEnded() }
         switch machine.responsePart(part) {

@@ -145,6 +145,17 @@ let package = Package(
             ],
             path: "Benchmarks/ResolverBench"
         ),
+        // The floor under any SwiftNIO forward path: a byte relay that parses nothing
+        // (bench/pinned.py --floor measures it beside the proxy and nginx).
+        .executableTarget(
+            name: "nio-floor",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Benchmarks/NIOFloor"
+        ),
         // Test-time certificate authority and TLS origins, shared by the TLS and end-to-end tests.
         .target(
             name: "TLSTestSupport",

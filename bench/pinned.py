@@ -13,6 +13,13 @@
     bench/malloc_count.c (LD_PRELOAD, counters in a shared file mapping read before and after a
     bounded load; start-up is outside the difference). Exact for a given binary and load.
 
+(d) With --floor PATH: the same CPU figure for Benchmarks/NIOFloor (target nio-relay), a SwiftNIO
+    byte relay that parses nothing and makes the same system calls per request. It is the floor
+    under any forward path built on SwiftNIO; "above nio-relay" is what the proxy's HTTP work costs.
+    Target nio-http-relay is the same relay with NIO's HTTP/1 codec on both sides (llhttp decoders,
+    NIO's encoders, parts handed across unchanged): what parsing and re-serializing with NIOHTTP1
+    costs before any work of the proxy's own.
+
 Targets: one or two httpdns-proxy binaries (--bin NAME=PATH, repeatable: e.g. base=... head=...)
 and nginx as a keep-alive proxy (1 worker: the same single core). Started by bench/pinned.sh.
 """
@@ -170,6 +177,13 @@ class Run:
         wait_port(port, proc)
         return proc, port
 
+    def floor(self, binary, origin, http=False):
+        port = free_port()
+        proc = self.start([binary] + (["--http"] if http else []) + [str(port), str(origin)],
+                          "nio-http-relay" if http else "nio-relay")
+        wait_port(port, proc)
+        return proc, port
+
     def wrk(self, proxy_port, origin, seconds):
         env = dict(os.environ, BENCH_TARGET="http://127.0.0.1:%d/1k" % origin, BENCH_HOST="127.0.0.1:%d" % origin)
         res = subprocess.run(self.pin + ["wrk", "-t1", "-c1", "-d%ds" % seconds, "-s", str(BENCH_DIR / "absolute.lua"),
@@ -219,6 +233,8 @@ def main():
     ap.add_argument("--access-log", choices=["on", "off"], default="on")
     ap.add_argument("--proxy-arg", action="append", default=[], help="extra httpdns-proxy argument (repeatable)")
     ap.add_argument("--mallocs", action="store_true", help="also count heap allocations per request (glibc, gcc)")
+    ap.add_argument("--floor", metavar="PATH", help="the nio-floor binary (Benchmarks/NIOFloor): a SwiftNIO byte relay that "
+                    "parses nothing, measured as target nio-relay: what the event loop and the kernel cost before any HTTP work")
     ap.add_argument("--out", default=str(BENCH_DIR / "out" / "pinned.json"))
     args = ap.parse_args()
     bins = [b.split("=", 1) for b in args.bin]
@@ -234,6 +250,9 @@ def main():
         for name, path in bins:
             targets[name] = run.httpdns_proxy(name, path)
         targets["nginx-proxy"] = run.nginx_proxy(origin)
+        if args.floor:
+            targets["nio-relay"] = run.floor(args.floor, origin)
+            targets["nio-http-relay"] = run.floor(args.floor, origin, http=True)
         names = list(targets)
         for name in names:  # warm up: connections, pools, caches
             run.wrk(targets[name][1], origin, 1)
@@ -272,12 +291,15 @@ def main():
     finally:
         run.stop_all()
     anchor = statistics.median(per_request["nginx-proxy"])
-    print("| target | CPU µs per 1 KiB request, one connection, one core (median of %d) | ÷ nginx-proxy | runs | syscalls per request |" % args.rounds)
-    print("| --- | --- | --- | --- | --- |")
+    floor = statistics.median(per_request["nio-relay"]) if "nio-relay" in per_request else None
+    print("| target | CPU µs per 1 KiB request, one connection, one core (median of %d) | ÷ nginx-proxy |%s runs | syscalls per request |"
+          % (args.rounds, " above nio-relay (µs) |" if floor else ""))
+    print("| --- | --- | --- |%s --- | --- |" % (" --- |" if floor else ""))
     for name in names:
         med = statistics.median(per_request[name])
-        print("| %s | %.2f | %.2f× | %s | %.2f |" % (name, med, med / anchor, ", ".join("%.2f" % v for v in per_request[name]),
-                                                 sys_per[name]["per_request"]))
+        above = " %.2f |" % (med - floor) if floor else ""
+        print("| %s | %.2f | %.2f× |%s %s | %.2f |" % (name, med, med / anchor, above, ", ".join("%.2f" % v for v in per_request[name]),
+                                                   sys_per[name]["per_request"]))
     for name in malloc_per:
         print("| %s | heap allocations per request: %.2f |" % (name, malloc_per[name]["per_request"]))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@
 # nginx as a keep-alive proxy. Loopback only; every load bounded in time; not run by CI.
 #   bench/pinned.sh --bin head=.build/release/httpdns-proxy
 #   bench/pinned.sh --bin base=/path/to/old --bin head=.build/release/httpdns-proxy --rounds 5
+#   bench/pinned.sh --bin head=.build/release/httpdns-proxy --floor .build/release/nio-floor
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 die() { echo "bench/pinned.sh: $*" >&2; exit 1; }

@@ -84,11 +84,11 @@ public enum MessageRewriter {
     static func isHopByHop(_ name: String) -> Bool { FieldName(name)?.isHopByHop ?? false }
 
     /// The values of the fields the rewriter decides on, gathered in one pass over the head.
-    /// Linear in the size of the head: `Connection` tokens go into a set, so a head of many
-    /// fields and many tokens costs no more than its length.
+    /// Linear in the size of the head: many `Connection` tokens go into a set
+    /// (`ConnectionTokens`), so a head of many fields and many tokens costs no more than its length.
     struct Survey {
         /// Lowercased tokens of all `Connection` fields.
-        var connectionTokens: Set<String> = []
+        var connectionTokens = ConnectionTokens()
         /// Lowercased codings of all `Transfer-Encoding` fields, in order (several fields are one
         /// list); nil when there is no such field, empty when the fields hold no coding.
         var transferCodings: [String]?
@@ -130,11 +130,7 @@ public enum MessageRewriter {
         }
 
         func connectionNames(_ name: String) -> Bool {
-            // The usual one or two tokens: compare in place; many: one lowercased set lookup.
-            if connectionTokens.count <= 4 {
-                return connectionTokens.contains { ASCII.equalsLowercase(name, $0) }
-            }
-            return connectionTokens.contains(name.lowercased())
+            connectionTokens.names(field: name)
         }
     }
 
@@ -350,58 +346,5 @@ extension String {
               let last = bytes.lastIndex(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") })
         else { return "" }
         return String(self[first...last])
-    }
-}
-
-/// Allocation-free ASCII helpers for header names and list-valued fields.
-enum ASCII {
-    /// `text` equals `lowercase` (which must be lower case) ignoring ASCII letter case.
-    static func equalsLowercase(_ text: String, _ lowercase: String) -> Bool {
-        guard text.utf8.count == lowercase.utf8.count else { return false }
-        let fast = text.utf8.withContiguousStorageIfAvailable { a in
-            lowercase.utf8.withContiguousStorageIfAvailable { b in equalsLowercase(a, b) }
-        }
-        if let fast, let result = fast { return result }
-        return equalsLowercase(Array(text.utf8), Array(lowercase.utf8))
-    }
-
-    private static func equalsLowercase(_ a: some RandomAccessCollection<UInt8>, _ b: some RandomAccessCollection<UInt8>) -> Bool {
-        var i = a.startIndex
-        var j = b.startIndex
-        while i != a.endIndex {
-            let x = a[i]
-            let y = b[j]
-            if x != y {
-                guard x >= UInt8(ascii: "A"), x <= UInt8(ascii: "Z"), x | 0x20 == y else { return false }
-            }
-            a.formIndex(after: &i)
-            b.formIndex(after: &j)
-        }
-        return true
-    }
-
-    /// Calls `body` with each element of a comma-separated list (RFC 9110 §5.6.1), trimmed of spaces
-    /// and tabs and lowercased; empty elements are skipped.
-    static func forEachListElement(_ value: String, _ body: (String) -> Void) {
-        // Scanned in place: splitting would allocate an array of slices per field.
-        let utf8 = value.utf8
-        var index = utf8.startIndex
-        while index < utf8.endIndex {
-            var start = index
-            while index < utf8.endIndex, utf8[index] != UInt8(ascii: ",") { utf8.formIndex(after: &index) }
-            var end = index
-            if index < utf8.endIndex { utf8.formIndex(after: &index) }  // past the comma
-            while start < end, utf8[start] == UInt8(ascii: " ") || utf8[start] == UInt8(ascii: "\t") {
-                utf8.formIndex(after: &start)
-            }
-            while start < end {
-                let last = utf8.index(before: end)
-                guard utf8[last] == UInt8(ascii: " ") || utf8[last] == UInt8(ascii: "\t") else { break }
-                end = last
-            }
-            guard start < end else { continue }
-            let trimmed = Substring(utf8[start..<end])
-            body(trimmed.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } ? trimmed.lowercased() : String(trimmed))
-        }
     }
 }

@@ -25,6 +25,9 @@ final class EmbeddedConnector: UpstreamConnecting, @unchecked Sendable {
     private var next = 1
     /// A handler put first in every upstream pipeline (before the HTTP handlers), if set.
     var firstHandler: (() -> any ChannelHandler)?
+    /// How many of the next connections the origin closes as soon as they are made (before the
+    /// proxy takes them).
+    var closeAtOnce = 0
 
     init(loop: EmbeddedEventLoop) {
         self.loop = loop
@@ -41,6 +44,10 @@ final class EmbeddedConnector: UpstreamConnecting, @unchecked Sendable {
         let address = try! SocketAddress(ipAddress: "127.0.0.\(next)", port: port)
         next += 1
         try! channel.connect(to: address).wait()
+        if closeAtOnce > 0 {
+            closeAtOnce -= 1
+            try! channel.close().wait()
+        }
         channels.append(channel)
         return loop.makeSucceededFuture(
             ConnectedUpstream(channel: channel, address: address, source: .cache, resolveTime: .zero, connectTime: .zero, tls: nil)
@@ -156,6 +163,29 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(try f.upstreamOutput(1).hasPrefix("GET / HTTP/1.1\r\n"))
         try f.respond(1, Self.ok)
         #expect(try f.clientOutput() == Self.okToClient)
+    }
+
+    @Test func aConnectionTheOriginClosedBeforeItWasTakenIsRetriedNotWaitedOn() throws {
+        // The close happened while the connection belonged to nobody: before, the exchange was
+        // never told and waited for the upstream timeout.
+        let f = try Fixture()
+        f.connector.closeAtOnce = 1
+        try f.send("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n")
+        #expect(f.connector.calls.count == 2)
+        #expect(f.connector.calls[1].avoiding == ["127.0.0.1"])
+        #expect(f.connector.blamed == ["127.0.0.1"])
+        #expect(try f.upstreamOutput(1) == "GET / HTTP/1.1\r\nHost: a.test\r\nVia: 1.1 httpdns-proxy\r\n\r\n")
+        try f.respond(1, Self.ok)
+        #expect(try f.clientOutput() == Self.okToClient)
+    }
+
+    @Test func aPostOnAConnectionClosedBeforeItWasTakenGetsA502AtOnce() throws {
+        let f = try Fixture()
+        f.connector.closeAtOnce = 1
+        try f.send("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 2\r\n\r\nhi")
+        #expect(f.connector.calls.count == 1)
+        let out = try f.clientOutput()
+        #expect(out.hasPrefix("HTTP/1.1 502 "), "\(out)")
     }
 
     @Test func aPostIsNotRetried() throws {

@@ -25,6 +25,18 @@ struct UpstreamConnectionStateMachineTests {
         #expect(r4 == .close, "an idle pooled connection")
     }
 
+    @Test func takingAConnectionThatAlreadyClosedSaysSo() {
+        var m = Machine()
+        let owned = m.channelClosed()
+        #expect(!owned, "nobody owned it")
+        let attached = m.attached()
+        #expect(!attached, "the taker must treat it as closed")
+        #expect(m.isClosed)
+        var open = Machine()
+        let openAttached = open.attached()
+        #expect(openAttached)
+    }
+
     @Test func aReleaseInsideAReadWaitsForTheReadToEnd() {
         var m = Machine()
         m.attached()

@@ -69,10 +69,14 @@ extension ClientConnectionHandler {
     }
 
     func attach(_ connection: UpstreamHTTPConnection, info: UpstreamConnectInfo) {
-        connection.attach(to: self)
+        let open = connection.attach(to: self)
         connection.setReadAllowed(machine.clientWritable)
         upstream = connection
         run(machine.upstreamConnected(info, now: now))
+        // The origin closed the fresh connection between the connect and now, and its close found
+        // nobody to tell: the exchange learns it as it would have a moment later (a retry on a new
+        // connection, or a 502), instead of waiting for the upstream timeout.
+        if !open { upstreamClosed(connection, error: connection.closeError) }
     }
 
     static func format(_ address: SocketAddress) -> String {

@@ -57,9 +57,19 @@ struct UpstreamConnectionStateMachine {
     // MARK: ownership
 
     /// An exchange takes the connection (fresh, or from the pool).
-    mutating func attached() {
-        guard case .unowned = state else { return }
-        state = .serving
+    /// Returns false when the channel already closed: its close found no exchange to tell, so
+    /// the one taking it now must be told by the caller.
+    @discardableResult
+    mutating func attached() -> Bool {
+        switch state {
+        case .unowned:
+            state = .serving
+            return true
+        case .closed:
+            return false
+        case .serving, .collecting:
+            return true
+        }
     }
 
     /// The exchange is over and the response ended cleanly: returns true when the connection may go

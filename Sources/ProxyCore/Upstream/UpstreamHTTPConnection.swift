@@ -94,11 +94,18 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
         if machine.setReadsAllowed(allowed), let context { context.read() }
     }
 
-    /// An exchange takes this connection: what it reads goes to `delegate`.
-    func attach(to delegate: any UpstreamHTTPDelegate) {
+    /// An exchange takes this connection: what it reads goes to `delegate`. Returns false when
+    /// the channel closed before (an origin that closed a fresh connection at once): no close
+    /// event will come, the caller must treat it as closed.
+    @discardableResult
+    func attach(to delegate: any UpstreamHTTPDelegate) -> Bool {
+        guard machine.attached() else { return false }
         self.delegate = delegate
-        machine.attached()
+        return true
     }
+
+    /// The first error the channel reported before it closed.
+    var closeError: (any Error)? { machine.closeError }
 
     /// The exchange lets go without a release (it closes the connection, or the pool takes it).
     func detach() {

@@ -28,6 +28,9 @@ final class EmbeddedConnector: UpstreamConnecting, @unchecked Sendable {
     /// How many of the next connections the origin closes as soon as they are made (before the
     /// proxy takes them).
     var closeAtOnce = 0
+    /// With `closeAtOnce`: the loop also runs the close through, so the channel's handlers are
+    /// gone when the proxy looks for them.
+    var tearDownOnClose = false
 
     init(loop: EmbeddedEventLoop) {
         self.loop = loop
@@ -47,6 +50,7 @@ final class EmbeddedConnector: UpstreamConnecting, @unchecked Sendable {
         if closeAtOnce > 0 {
             closeAtOnce -= 1
             try! channel.close().wait()
+            if tearDownOnClose { loop.run() }
         }
         channels.append(channel)
         return loop.makeSucceededFuture(
@@ -179,13 +183,39 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(try f.clientOutput() == Self.okToClient)
     }
 
-    @Test func aPostOnAConnectionClosedBeforeItWasTakenGetsA502AtOnce() throws {
+    @Test func aConnectionTornDownBeforeItWasTakenIsRetriedToo() throws {
+        // The close ran through before the proxy looked: the connection's handler is gone.
+        let f = try Fixture()
+        f.connector.closeAtOnce = 1
+        f.connector.tearDownOnClose = true
+        try f.send("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n")
+        #expect(f.connector.calls.count == 2)
+        #expect(f.connector.calls[1].avoiding == ["127.0.0.1"])
+        #expect(try f.upstreamOutput(1) == "GET / HTTP/1.1\r\nHost: a.test\r\nVia: 1.1 httpdns-proxy\r\n\r\n")
+        try f.respond(1, Self.ok)
+        #expect(try f.clientOutput() == Self.okToClient)
+    }
+
+    @Test func aPostOnAConnectionClosedBeforeItWasTakenIsRetriedWithItsBody() throws {
+        // Nothing was sent on the closed connection, so even a POST may go again.
         let f = try Fixture()
         f.connector.closeAtOnce = 1
         try f.send("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 2\r\n\r\nhi")
-        #expect(f.connector.calls.count == 1)
+        #expect(f.connector.calls.count == 2)
+        #expect(try f.upstreamOutput(1) == "POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 2\r\nVia: 1.1 httpdns-proxy\r\n\r\nhi")
+        try f.respond(1, Self.ok)
+        #expect(try f.clientOutput() == Self.okToClient)
+    }
+
+    @Test func twoConnectionsClosedBeforeUseGiveA502AndBlameBothAddresses() throws {
+        let f = try Fixture()
+        f.connector.closeAtOnce = 2
+        try f.send("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n")
+        #expect(f.connector.calls.count == 2)
+        #expect(f.connector.blamed == ["127.0.0.1", "127.0.0.2"])
         let out = try f.clientOutput()
         #expect(out.hasPrefix("HTTP/1.1 502 "), "\(out)")
+        #expect(out.contains("closed the connection as soon as it was made"), "\(out)")
     }
 
     @Test func aPostIsNotRetried() throws {

@@ -61,4 +61,17 @@ import Testing
         #expect(!tokens.names(field: "x-\(ConnectionTokens.listLimit + 5)"))
         #expect(!tokens.names(field: "close"))
     }
+
+    @Test func nonASCIITokensNameNoFieldWhateverTheirNumber() {
+        // U+1FEF is canonically equivalent to "`": a set lookup would match "x`y", a byte
+        // comparison would not. Such a token names no field, with 5 tokens or with 12.
+        for others in [4, 11] {
+            var tokens = ConnectionTokens()
+            for i in 0..<others { tokens.insert("t\(i)") }
+            tokens.insert("x\u{1FEF}y")
+            #expect(!tokens.names(field: "x`y"), "\(others) other tokens")
+            #expect(!tokens.contains("x\u{1FEF}y"))
+            #expect(tokens.names(field: "T0"))
+        }
+    }
 }

@@ -24,10 +24,15 @@ extension ClientConnectionHandler {
             case .success(let connected):
                 // Each attempt of the connector's Happy Eyeballs gets its own pipeline, so the
                 // winner's handler is looked up in the winning channel.
-                guard self.context != nil, self.machine.wantsUpstream(forExchange: exchange),
-                    let connection = try? connected.channel.pipeline.syncOperations.handler(type: UpstreamHTTPConnection.self)
-                else {
+                guard self.context != nil, self.machine.wantsUpstream(forExchange: exchange) else {
                     connected.channel.close(promise: nil)
+                    return
+                }
+                guard let connection = try? connected.channel.pipeline.syncOperations.handler(type: UpstreamHTTPConnection.self) else {
+                    // The channel closed and its handlers are gone already (the origin closed it
+                    // at once): as a close before use.
+                    connected.channel.close(promise: nil)
+                    self.closedBeforeUse(connected.address, error: nil)
                     return
                 }
                 connection.dialedAddress = connected.address
@@ -69,14 +74,22 @@ extension ClientConnectionHandler {
     }
 
     func attach(_ connection: UpstreamHTTPConnection, info: UpstreamConnectInfo) {
-        let open = connection.attach(to: self)
+        guard connection.attach(to: self) else {
+            // The origin closed the fresh connection between the connect and now, and its close
+            // found nobody to tell: nothing was sent, so the request is tried again (once)
+            // instead of waiting for the upstream timeout.
+            closedBeforeUse(connection.dialedAddress, error: connection.closeError)
+            return
+        }
         connection.setReadAllowed(machine.clientWritable)
         upstream = connection
         run(machine.upstreamConnected(info, now: now))
-        // The origin closed the fresh connection between the connect and now, and its close found
-        // nobody to tell: the exchange learns it as it would have a moment later (a retry on a new
-        // connection, or a 502), instead of waiting for the upstream timeout.
-        if !open { upstreamClosed(connection, error: connection.closeError) }
+    }
+
+    private func closedBeforeUse(_ address: SocketAddress?, error: (any Error)?) {
+        let dialed = address.map { FailedAddress(address: $0, kind: UpstreamFailureKind(connectionError: error)) }
+        logger.debug("upstream closed as soon as it was made", metadata: ["upstream.ip": "\(address?.ipAddress ?? "?")"])
+        run(machine.upstreamClosedBeforeUse(dialed: dialed, now: now))
     }
 
     static func format(_ address: SocketAddress) -> String {

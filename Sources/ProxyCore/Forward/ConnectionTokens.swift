@@ -15,8 +15,11 @@ struct ConnectionTokens {
     /// Other tokens once there are more.
     private var set: Set<String>?
 
-    /// Adds a token (already lowercased).
+    /// Adds a token (already lowercased). A token with a non-ASCII byte is dropped: it names no
+    /// field (field names are ASCII tokens), and keeping it would let Unicode canonical
+    /// equivalence (a set lookup) and byte comparison (a list lookup) disagree about ASCII names.
     mutating func insert(_ token: String) {
+        guard token.utf8.allSatisfy({ $0 < 0x80 }) else { return }
         switch token {
         case "close": close = true
         case "keep-alive": keepAlive = true

@@ -73,6 +73,28 @@ extension ClientConnectionStateMachine {
         return failExchange(exchange, error, now: now)
     }
 
+    /// The connection made for the current exchange closed before anything was sent on it (the
+    /// origin closed it as it was made; its close found no exchange to tell). Nothing reached the
+    /// origin, so any request, a POST with its buffered body too, is tried once more on a new
+    /// connection that avoids the address; the second time it is a 502.
+    mutating func upstreamClosedBeforeUse(dialed: FailedAddress?, now: NIODeadline) -> ClientConnectionAction {
+        guard var exchange = takeExchange() else { return Self.impossible("an unused upstream closed outside an exchange") }
+        defer { putBack(exchange) }
+        guard exchange.upstream == .connecting else { return Self.impossible("an unused upstream closed for an exchange that has one") }
+        if !exchange.retried {
+            exchange.retried = true
+            exchange.lastUpstreamActivity = nil
+            return .retryUpstream(exchange.route, blamed: dialed)
+        }
+        let failure = failExchange(
+            exchange,
+            ProxyError(.upstreamClosed, "\(exchange.target.host) closed the connection as soon as it was made"),
+            now: now
+        )
+        guard let dialed else { return failure }
+        return .upstreamFailed(blamed: dialed, then: failure)
+    }
+
     /// A response head from the origin: interim (1xx), the final one, or the 101 of an upgrade.
     mutating func upstreamHead(_ head: HTTPResponseHead, now: NIODeadline) -> ClientConnectionAction {
         guard var exchange = takeExchange() else { return Self.impossible("a response head outside an exchange") }

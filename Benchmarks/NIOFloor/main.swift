@@ -4,9 +4,11 @@
 // spends per request is what the event loop, the channel pipeline and the kernel cost before
 // any HTTP work; what the proxy spends above it is its own.
 //
-// With --http, each side also runs NIO's HTTP/1 codec (llhttp decoders, NIO's encoders) and the
-// parts are handed across unchanged: the floor under a proxy that parses and re-serializes with
-// NIOHTTP1 but does nothing else (no rewriting, no state machine, no records).
+// With --http, each side also runs NIO's HTTP/1 codec (an llhttp decoder and NIO's encoder, two
+// handlers per side, nothing else) and the parts are handed across unchanged: the floor under a
+// proxy that parses and re-serializes with NIOHTTP1 but does nothing else (no rewriting, no state
+// machine, no records). The proxy serializes with its own writer instead of NIO's encoders, so
+// this floor holds NIO's encoders where the proxy has its writer.
 //
 //   nio-floor [--http] LISTEN_PORT ORIGIN_PORT      (127.0.0.1 only; one event-loop thread)
 import NIOCore
@@ -135,8 +137,11 @@ let server = try ServerBootstrap(group: group)
                     }
                     .connect(host: "127.0.0.1", port: originPort)
                     .flatMapThrowing { _ in
+                        // The same two handlers as the origin side, and nothing else (no header
+                        // validator, no pipelining or error handler).
                         let sync = client.pipeline.syncOperations
-                        try sync.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
+                        try sync.addHandler(HTTPResponseEncoder())
+                        try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
                         try sync.addHandler(clientSide)
                     }
             }

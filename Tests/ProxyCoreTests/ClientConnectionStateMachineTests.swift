@@ -280,6 +280,35 @@ import Testing
         #expect(error.message.contains("without answering (reset)"))
     }
 
+    @Test func aPostWhoseConnectionClosedBeforeUseIsRetriedWithItsBody() {
+        // Nothing was sent on a connection the origin closed before the exchange took it.
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.POST, "http://a.test/p", [("Content-Length", "1")])), now: at(1), draining: false)
+        _ = m.requestPart(.body(ByteBuffer(string: "x")), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        #expect(m.upstreamClosedBeforeUse(dialed: dialed, now: at(1)) == .retryUpstream(route, blamed: dialed))
+        guard case .sendRequest(let sent, let buffered, _) = m.upstreamConnected(fresh, now: at(2)) else {
+            Issue.record("expected the request on the new connection")
+            return
+        }
+        #expect(sent.method == .POST)
+        #expect(buffered == [.body(ByteBuffer(string: "x")), .end(nil)])
+    }
+
+    @Test func aSecondCloseBeforeUseIsA502ThatBlamesTheAddress() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head()), now: at(1), draining: false)
+        #expect(m.upstreamClosedBeforeUse(dialed: nil, now: at(1)) == .retryUpstream(route, blamed: nil))
+        guard case .upstreamFailed(dialed, then: .respondWithError(let error, _, _)) = m.upstreamClosedBeforeUse(dialed: dialed, now: at(2)) else {
+            Issue.record("expected a 502 after the retry")
+            return
+        }
+        #expect(error.status == .badGateway)
+        #expect(error.message.contains("closed the connection as soon as it was made"))
+    }
+
     @Test func aPooledConnectionClosedCleanlyIsNotTheAddressesFault() {
         var m = machine()
         _ = m.activated(now: Self.t0, draining: false)

@@ -19,7 +19,7 @@
 # --with-container-smoke installs them). Not part of scripts/test.sh: debootstrap downloads ~40 MB.
 #
 #   bash scripts/container-smoke.sh                # build, rootfs (cached in .build-container/), run
-#   BUILD_WRAPPER="flock /tmp/build.lock" bash scripts/container-smoke.sh   # serialise the build
+#   BUILD_WRAPPER="flock LOCKFILE" bash scripts/container-smoke.sh   # serialise the build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/netns-lib.sh

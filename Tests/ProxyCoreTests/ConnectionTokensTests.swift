@@ -27,14 +27,6 @@ import Testing
         #expect(elements("CAFÉ") == ["café"])
     }
 
-    @Test func theIndexScanForNonContiguousStringsAgreesWithTheByteScan() {
-        for value in ["Keep-Alive", " close ,\tUpgrade\t, , ,x-Foo", "CAFÉ", "cafÉ", "a,,b", "", " , ", "trailers;q=0.5"] {
-            var slowly: [String] = []
-            ASCII.forEachListElementSlowly(value) { slowly.append($0) }
-            #expect(slowly == elements(value), "\(value)")
-        }
-    }
-
     @Test func commonTokensAreFlagsAndNameTheirFields() {
         var tokens = ConnectionTokens()
         for token in ["close", "keep-alive", "upgrade"] { tokens.insert(token) }

@@ -30,6 +30,9 @@ PROXIES = ["tinyproxy", "squid", "nginx-proxy", "httpdns-proxy"]
 # nginx is the anchor for HTTP figures: a keep-alive reverse-proxy pool, the best event-driven C
 # path a user could pick; it has no CONNECT, so tunnel scenarios leave it out.
 HTTP_ONLY = {"nginx-proxy"}
+# --before-bin: a second httpdns-proxy binary (the "before" of a change) measured in the same
+# rounds as the "after" one, as one more target
+BEFORE = "httpdns-proxy-before"
 SCENARIOS = ["keepalive", "light", "tunnel", "idle", "resolver", "footprint"]
 OPTIONAL_SCENARIOS = ["ceiling", "pinned"]
 RELAYS = [("relay-copy-64k", "copy", 65536), ("relay-copy-1m", "copy", 1 << 20),
@@ -336,9 +339,10 @@ class Bench:
         d = self.workdir / name
         d.mkdir(exist_ok=True)
         logpath = self.logs / ("%s.log" % name)
-        if name == "httpdns-proxy":
+        if name in ("httpdns-proxy", BEFORE):
             admin = free_port()
-            argv = [self.args.proxy_bin, "--listen", "127.0.0.1:%d" % port,
+            binary = self.args.before_bin if name == BEFORE else self.args.proxy_bin
+            argv = [binary, "--listen", "127.0.0.1:%d" % port,
                     "--admin-listen", "127.0.0.1:%d" % admin,
                     "--provider", "json",
                     "--resolver-url", "http://localhost:%d/resolve" % self.ports["httpdns"],
@@ -453,7 +457,7 @@ Allow 127.0.0.1
             return "http://%s" % host, path, host, ["http://%s%s" % (host, path)]
         # squid and tinyproxy resolve with system DNS: the literal avoids any lookup;
         # httpdns-proxy resolves origin.test through the fake HTTPDNS service (cache path)
-        host = ("origin.test:%d" if target == "httpdns-proxy" else "127.0.0.1:%d") % nginx
+        host = ("origin.test:%d" if target in ("httpdns-proxy", BEFORE) else "127.0.0.1:%d") % nginx
         proxy = "http://127.0.0.1:%d" % self.ports[target]
         return proxy, "http://%s%s" % (host, path), host, ["-x", proxy, "http://%s%s" % (host, path)]
 
@@ -601,7 +605,10 @@ Allow 127.0.0.1
         client pinned to one core, and system calls per request, httpdns-proxy beside nginx-proxy."""
         out = self.workdir / "pinned.json"
         log("pinned: one connection, one core, %d rounds of %d s" % (self.args.rounds, self.args.duration))
-        self.run([sys.executable, str(BENCH_DIR / "pinned.py"), "--bin", "httpdns-proxy=%s" % self.args.proxy_bin,
+        bins = ["--bin", "httpdns-proxy=%s" % self.args.proxy_bin]
+        if self.args.before_bin:
+            bins += ["--bin", "%s=%s" % (BEFORE, self.args.before_bin)]
+        self.run([sys.executable, str(BENCH_DIR / "pinned.py")] + bins + [
                   "--rounds", str(max(3, self.args.rounds)), "--duration", str(min(5, self.args.duration)),
                   "--access-log", self.args.access_log, "--out", str(out)], timeout=1200)
         doc = json.loads(out.read_text())
@@ -1094,19 +1101,24 @@ def markdown(results, meta, targets_eval):
         held.append("—" if it is None else "%s/%s (%d failed)" % (
             fmt_num(it["opened"]), fmt_num(it["n"]),
             it["failed"] + it["echo_failed"] + it.get("burst_failed", 0)))
-    lines.append("| idle tunnels held | %s | — | — |" % " | ".join(held))
+    lines.append("| idle tunnels held | %s | — | — | — |" % " | ".join(held))
     rv = get(results, "httpdns-proxy", "resolver")
-    dashes = "— | " * (len(T) - 1)
+
+    def httpdns_only(label, value):
+        """A row with a value for httpdns-proxy only (the resolver is measured once)."""
+        cells = ["—"] * len(T)
+        cells[T.index("httpdns-proxy")] = value
+        lines.append("| %s | %s | — | — | — |" % (label, " | ".join(cells)))
     if rv is None:
-        lines.append("| cached resolve ns/lookup | %s— | — | — | — |" % dashes)
-        lines.append("| cold resolve through fake HTTPDNS | %s— | — | — | — |" % dashes)
+        httpdns_only("cached resolve ns/lookup", "—")
+        httpdns_only("cold resolve through fake HTTPDNS", "—")
     else:
-        lines.append("| cached resolve ns/lookup: cache, 10k names / one hot name | %s%s / %s | — | — | — |"
-                     % (dashes, fmt_num(rv["caching_resolver_cached_ns"]), fmt_num(rv["caching_resolver_cached_hot_ns"])))
-        lines.append("| same, as the connector gets it (SocketAddresses + future) | %s%s / %s | — | — | — |"
-                     % (dashes, fmt_num(rv["upstream_resolver_cached_ns"]), fmt_num(rv["upstream_resolver_cached_hot_ns"])))
-        lines.append("| cold resolve through fake HTTPDNS: p50 µs (1 in flight) / lookups/s (32 in flight) | %s%s / %s | — | — | — |"
-                     % (dashes, fmt_num(rv.get("cold_lookup_p50_us")), fmt_num(rv["cold_lookups_per_second"])))
+        httpdns_only("cached resolve ns/lookup: cache, 10k names / one hot name", "%s / %s"
+                     % (fmt_num(rv["caching_resolver_cached_ns"]), fmt_num(rv["caching_resolver_cached_hot_ns"])))
+        httpdns_only("same, as the connector gets it (SocketAddresses + future)", "%s / %s"
+                     % (fmt_num(rv["upstream_resolver_cached_ns"]), fmt_num(rv["upstream_resolver_cached_hot_ns"])))
+        httpdns_only("cold resolve through fake HTTPDNS: p50 µs (1 in flight) / lookups/s (32 in flight)", "%s / %s"
+                     % (fmt_num(rv.get("cold_lookup_p50_us")), fmt_num(rv["cold_lookups_per_second"])))
     lines.append("")
     lines.append("Ratios for every proxy (value ÷ direct / ÷ squid / ÷ nginx-proxy):")
     lines.append("")
@@ -1199,6 +1211,8 @@ def main():
     ap.add_argument("--resolver-bench", default="")
     ap.add_argument("--access-log", choices=["on", "off"], default="on")
     ap.add_argument("--idle-seconds", type=int, default=60)
+    ap.add_argument("--before-bin", default="",
+                    help="a second httpdns-proxy binary, measured as target %s in the same rounds" % BEFORE)
     args = ap.parse_args()
     args.scenarios = [s for s in args.scenarios.split(",") if s]
     args.targets = [t for t in args.targets.split(",") if t]
@@ -1208,6 +1222,12 @@ def main():
     for t in args.targets:
         if t not in TARGETS:
             sys.exit("unknown target %r (known: %s)" % (t, ", ".join(TARGETS)))
+    if args.before_bin:
+        if "httpdns-proxy" not in args.targets:
+            sys.exit("--before-bin needs the httpdns-proxy target")
+        TARGETS.append(BEFORE)
+        PROXIES.append(BEFORE)
+        args.targets.append(BEFORE)
     args.targets = [t for t in TARGETS if t in args.targets]  # canonical order
 
     bench = Bench(args)
@@ -1235,6 +1255,8 @@ def main():
         "complete": status == 0,
     }
     meta["args"]["proxy_bin"] = os.path.relpath(args.proxy_bin, REPO)
+    if args.before_bin:
+        meta["args"]["before_bin"] = os.path.relpath(args.before_bin, REPO)
     evals = evaluate_targets(bench.results)
     doc = {"meta": meta, "results": bench.results, "targets": evals,
            "fake_httpdns_stats": getattr(bench, "fake_dns_stats", None)}

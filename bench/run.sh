@@ -28,8 +28,9 @@ usage: bench/run.sh [options]
                             pinned     CPU per 1 KiB request on one kept-alive connection,
                                        origin, proxy and client pinned to one core, and
                                        system calls per request (strace), httpdns-proxy
-                                       beside nginx-proxy (bench/pinned.py; for a before/
-                                       after of two binaries use bench/pinned.sh)
+                                       beside nginx-proxy (bench/pinned.py; with
+                                       --before-bin that binary too; floors and
+                                       allocation counts: bench/pinned.sh)
   --targets LIST          comma-separated: direct,tinyproxy,squid,nginx-proxy,httpdns-proxy
                           (default: all). nginx-proxy is nginx with 2 workers and an upstream
                           keep-alive pool: the anchor for HTTP figures (it has no CONNECT, so
@@ -46,6 +47,11 @@ usage: bench/run.sh [options]
   --profile               also record a perf profile of httpdns-proxy (1 KiB keep-alive and
                           a 1 GiB tunnel); reports in bench/out/perf-*.txt
   --proxy-bin PATH        use this httpdns-proxy binary instead of building one
+  --before-bin PATH       also measure this httpdns-proxy binary (the "before" of a change) as
+                          target httpdns-proxy-before, in the same rounds as httpdns-proxy
+                          (keepalive, light, tunnel, idle) and in the pinned scenario beside
+                          it; footprint, resolver, ceiling and --profile measure only the
+                          httpdns-proxy binary
   --rev REV               build a clean snapshot of git revision REV (git archive into
                           .build-bench/src) instead of the working tree, e.g. --rev HEAD
   --no-build              use the binary from a previous bench build (.build-bench)
@@ -71,6 +77,7 @@ TINY_TUNNELS=9000
 TUNNEL_RUNS=5
 PROFILE=
 PROXY_BIN=
+BEFORE_BIN=
 REV=
 BUILD=1
 OUT=bench/out
@@ -95,6 +102,7 @@ while [ $# -gt 0 ]; do
     --access-log) need_value "$@"; ACCESS_LOG=$2; shift 2 ;;
     --idle-seconds) need_value "$@"; IDLE_SECONDS=$2; shift 2 ;;
     --proxy-bin) need_value "$@"; PROXY_BIN=$2; shift 2 ;;
+    --before-bin) need_value "$@"; BEFORE_BIN=$2; shift 2 ;;
     --rev) need_value "$@"; REV=$2; shift 2 ;;
     --no-build) BUILD=0; shift ;;
     --out) need_value "$@"; OUT=$2; shift 2 ;;
@@ -159,6 +167,11 @@ if [ -z "$PROXY_BIN" ]; then
   PROXY_BIN="$(swift build "${BUILD_ARGS[@]}" --show-bin-path)/httpdns-proxy"
 fi
 [ -x "$PROXY_BIN" ] || die "no proxy binary at $PROXY_BIN (build it or drop --no-build)"
+BEFORE_ARGS=()
+if [ -n "$BEFORE_BIN" ]; then
+  [ -x "$BEFORE_BIN" ] || die "no binary at $BEFORE_BIN (--before-bin)"
+  BEFORE_ARGS=(--before-bin "$BEFORE_BIN")
+fi
 
 # the resolver micro-benchmark: same sources and build directory as the proxy (or the working
 # tree when --proxy-bin names a binary)
@@ -201,6 +214,6 @@ timeout -s TERM -k 30 "$MAX_SECONDS" python3 bench/harness.py \
   --scenarios "$SCENARIOS" --targets "$TARGETS" --duration "$DURATION" --rounds "$ROUNDS" \
   --tunnels "$TUNNELS" --tinyproxy-tunnels "$TINY_TUNNELS" --tunnel-runs "$TUNNEL_RUNS" \
   --nofile "$HARD" --command "$COMMAND" --resolver-bench "$RESOLVER_BENCH" \
-  --access-log "$ACCESS_LOG" --idle-seconds "$IDLE_SECONDS" $PROFILE &
+  --access-log "$ACCESS_LOG" --idle-seconds "$IDLE_SECONDS" $PROFILE "${BEFORE_ARGS[@]}" &
 HARNESS_PID=$!
 wait "$HARNESS_PID"

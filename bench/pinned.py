@@ -18,7 +18,9 @@
     under any forward path built on SwiftNIO; "above nio-relay" is what the proxy's HTTP work costs.
     Target nio-http-relay is the same relay with NIO's HTTP/1 codec on both sides (llhttp decoders,
     NIO's encoders, parts handed across unchanged): what parsing and re-serializing with NIOHTTP1
-    costs before any work of the proxy's own.
+    costs before any work of the proxy's own. Target nio-byte-relay scans heads with a scanner of
+    its own, one handler per side, and copies the kept field lines as byte ranges (plus Host and
+    Via): the floor under a forward path with its own HTTP/1 parser.
 
 Targets: one or two httpdns-proxy binaries (--bin NAME=PATH, repeatable: e.g. base=... head=...)
 and nginx as a keep-alive proxy (1 worker: the same single core). Started by bench/pinned.sh.
@@ -177,10 +179,10 @@ class Run:
         wait_port(port, proc)
         return proc, port
 
-    def floor(self, binary, origin, http=False):
+    def floor(self, binary, origin, mode=None):
         port = free_port()
-        proc = self.start([binary] + (["--http"] if http else []) + [str(port), str(origin)],
-                          "nio-http-relay" if http else "nio-relay")
+        proc = self.start([binary] + (["--" + mode] if mode else []) + [str(port), str(origin)],
+                          {None: "nio-relay", "http": "nio-http-relay", "bytes": "nio-byte-relay"}[mode])
         wait_port(port, proc)
         return proc, port
 
@@ -233,8 +235,10 @@ def main():
     ap.add_argument("--access-log", choices=["on", "off"], default="on")
     ap.add_argument("--proxy-arg", action="append", default=[], help="extra httpdns-proxy argument (repeatable)")
     ap.add_argument("--mallocs", action="store_true", help="also count heap allocations per request (glibc, gcc)")
-    ap.add_argument("--floor", metavar="PATH", help="the nio-floor binary (Benchmarks/NIOFloor): a SwiftNIO byte relay that "
-                    "parses nothing, measured as target nio-relay: what the event loop and the kernel cost before any HTTP work")
+    ap.add_argument("--floor", metavar="PATH", help="the nio-floor binary (Benchmarks/NIOFloor), measured as three targets: "
+                    "nio-relay (a SwiftNIO byte relay that parses nothing: what the event loop and the kernel cost before "
+                    "any HTTP work), nio-http-relay (the same through NIOHTTP1) and nio-byte-relay (the same with a head "
+                    "scanner of its own)")
     ap.add_argument("--out", default=str(BENCH_DIR / "out" / "pinned.json"))
     args = ap.parse_args()
     bins = [b.split("=", 1) for b in args.bin]
@@ -252,7 +256,8 @@ def main():
         targets["nginx-proxy"] = run.nginx_proxy(origin)
         if args.floor:
             targets["nio-relay"] = run.floor(args.floor, origin)
-            targets["nio-http-relay"] = run.floor(args.floor, origin, http=True)
+            targets["nio-http-relay"] = run.floor(args.floor, origin, "http")
+            targets["nio-byte-relay"] = run.floor(args.floor, origin, "bytes")
         names = list(targets)
         for name in names:  # warm up: connections, pools, caches
             run.wrk(targets[name][1], origin, 1)

@@ -10,7 +10,10 @@
 // machine, no records). The proxy serializes with its own writer instead of NIO's encoders, so
 // this floor holds NIO's encoders where the proxy has its writer.
 //
-//   nio-floor [--http] LISTEN_PORT ORIGIN_PORT      (127.0.0.1 only; one event-loop thread)
+// With --bytes, each side is one handler that scans heads itself and copies the kept bytes
+// (ByteRelay.swift): the floor under the own-parser design.
+//
+//   nio-floor [--http|--bytes] LISTEN_PORT ORIGIN_PORT      (127.0.0.1 only; one event-loop thread)
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -108,11 +111,29 @@ func pair(_ client: ClientSide, _ origin: OriginSide) {
     origin.closePartner = { [unowned client] in client.context?.close(promise: nil) }
 }
 
+/// Connects to the origin (127.0.0.1:`originPort`) on the client's event loop with `originSide` as its only handler, then
+/// adds `clientSide` to the client channel.
+func connectPair(
+    _ client: any Channel,
+    clientSide: some ChannelHandler & Sendable,
+    originSide: some ChannelHandler & Sendable,
+    originPort: Int
+) -> EventLoopFuture<Void> {
+    ClientBootstrap(group: client.eventLoop)
+        .channelOption(.socketOption(.tcp_nodelay), value: 1)
+        .channelInitializer { origin in
+            origin.eventLoop.makeCompletedFuture { try origin.pipeline.syncOperations.addHandler(originSide) }
+        }
+        .connect(host: "127.0.0.1", port: originPort)
+        .flatMapThrowing { _ in try client.pipeline.syncOperations.addHandler(clientSide) }
+}
+
 var arguments = Array(CommandLine.arguments.dropFirst())
 let http = arguments.first == "--http"
-if http { arguments.removeFirst() }
+let bytes = arguments.first == "--bytes"
+if http || bytes { arguments.removeFirst() }
 guard arguments.count == 2, let listenPort = Int(arguments[0]), let originPort = Int(arguments[1]) else {
-    print("usage: nio-floor [--http] LISTEN_PORT ORIGIN_PORT")
+    print("usage: nio-floor [--http|--bytes] LISTEN_PORT ORIGIN_PORT")
     exit(2)
 }
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -145,17 +166,18 @@ let server = try ServerBootstrap(group: group)
                         try sync.addHandler(clientSide)
                     }
             }
+            if bytes {
+                let clientSide = ByteSide(clientSide: true)
+                let originSide = ByteSide(clientSide: false)
+                clientSide.partner = originSide
+                originSide.partner = clientSide
+                return connectPair(client, clientSide: clientSide, originSide: originSide, originPort: originPort)
+            }
             let clientSide = Relay()
             let originSide = Relay()
             clientSide.partner = originSide
             originSide.partner = clientSide
-            return ClientBootstrap(group: client.eventLoop)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .channelInitializer { origin in
-                    origin.eventLoop.makeCompletedFuture { try origin.pipeline.syncOperations.addHandler(originSide) }
-                }
-                .connect(host: "127.0.0.1", port: originPort)
-                .flatMapThrowing { _ in try client.pipeline.syncOperations.addHandler(clientSide) }
+            return connectPair(client, clientSide: clientSide, originSide: originSide, originPort: originPort)
         }.flatMap { $0 }
     }
     .bind(host: "127.0.0.1", port: listenPort)

@@ -723,4 +723,135 @@ import Testing
         pending = m.takePendingRead()
         #expect(!pending, "one pending read, taken once")
     }
+
+    // MARK: transitions that only end-to-end tests drove before (found by a coverage run of these suites)
+
+    @Test func aClientErrorMidExchangeIsLoggedAndClosesTheUpstream() {
+        var m = machine(accessLog: true)
+        getInFlight(&m)
+        guard case .close(closeUpstream: true, let log?) = m.clientError(now: at(3)) else {
+            Issue.record("expected both sides closed and the exchange logged")
+            return
+        }
+        #expect(log.errorReason == "client_error")
+        #expect(log.totalMs == 2000)
+        #expect(m.clientError(now: at(4)) == .none, "logged once")
+        #expect(m.clientClosed(now: at(4)) == .none)
+    }
+
+    @Test func aClientErrorBetweenRequestsClosesWithoutALog() {
+        var m = machine(accessLog: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        #expect(m.clientError(now: at(1)) == .close(closeUpstream: false, log: nil))
+        guard case .closed = m.state else { Issue.record("\(m.state)"); return }
+    }
+
+    @Test func aFailedGlueInstallClosesBothSidesAndLogsTheTunnel() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        _ = m.tunnelConnected(fresh)
+        guard case .installTunnel = m.httpHandlersRemoved(succeeded: true, now: at(2)) else {
+            Issue.record("expected the install")
+            return
+        }
+        guard case .close(closeUpstream: true, let log?) = m.tunnelInstallFailed(now: at(4)) else {
+            Issue.record("expected both sides closed")
+            return
+        }
+        #expect(log.kind == .tunnel)
+        #expect(log.errorReason == "upstream_closed")
+        #expect(log.totalMs == 3000)
+        #expect(m.clientClosed(now: at(5)) == .none, "logged once")
+    }
+
+    @Test func theTimerIsIgnoredWhileATunnelIsDialed() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        #expect(m.timerFired(now: at(100)) == .none, "the connector's own timeout ends the dial")
+        #expect(m.wantsTunnel)
+    }
+
+    @Test func aPartArrivingWhileQueuedRequestsWaitGoesBehindThem() {
+        var m = machine()
+        getInFlight(&m)
+        #expect(m.requestPart(.head(head(.GET, "http://a.test/q")), now: at(2), draining: false) == .none, "pipelined: queued")
+        _ = m.upstreamHead(response(.ok), now: at(2))
+        guard case .finishExchange(_, .release, _, .next) = m.upstreamEnd(nil, now: at(2)) else {
+            Issue.record("expected the exchange to end and the next request to be served")
+            return
+        }
+        // The handler has not served the queue yet when the pipelined request's end arrives.
+        #expect(m.requestPart(.end(nil), now: at(2), draining: false) == .none)
+        #expect(m.serveQueued(now: at(2), draining: false) == .connectUpstream(route))
+        #expect(m.current?.clientHead.uri == "http://a.test/q")
+        #expect(m.nextQueuedPart() == .end(nil), "then its end, in order")
+        #expect(m.nextQueuedPart() == nil)
+    }
+
+    @Test func aRefusedRequestFinishedDuringADrainCloses() {
+        var configuration = ProxyConfiguration.defaults
+        configuration.clientIdleTimeout = .seconds(60)
+        var m = Machine(
+            settings: .init(configuration: configuration, via: via, client: "127.0.0.1:5000", recordsEnabled: true, requiresAuthentication: true),
+            now: Self.t0
+        )
+        _ = m.activated(now: Self.t0, draining: false)
+        guard case .refuseCredentials(_, _, keepAlive: true) = m.requestPart(.head(head()), now: at(1), draining: false) else {
+            Issue.record("expected a 407 that keeps the connection")
+            return
+        }
+        #expect(m.quiesce() == .none, "the refused request's end is still to come")
+        #expect(m.requestPart(.end(nil), now: at(1), draining: false) == .closeAfterLastWrite)
+        guard case .closing = m.state else { Issue.record("\(m.state)"); return }
+    }
+
+    @Test func anOverlongTargetIs414BeforeAnyDial() {
+        var m = machine(accessLog: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        let uri = "http://a.test/" + String(repeating: "a", count: MessageFraming.maxRequestTargetLength)
+        guard case .respondWithError(let error, let record, closeUpstream: false) = m.requestPart(.head(head(.GET, uri)), now: at(1), draining: false)
+        else {
+            Issue.record("expected 414")
+            return
+        }
+        #expect(error.status == .uriTooLong)
+        #expect(error.message.contains("\(uri.utf8.count) bytes long"))
+        #expect(record.status == 414)
+    }
+
+    @Test func aRequestThatAlreadyPassedThisProxyIs508ForGETAndCONNECT() {
+        for (method, uri) in [(HTTPMethod.GET, "http://a.test/p"), (.CONNECT, "a.test:443")] {
+            var m = machine(accessLog: true)
+            _ = m.activated(now: Self.t0, draining: false)
+            let looped = head(method, uri, [("Via", "1.1 other, 1.1 HP")])
+            guard case .respondWithError(let error, let record, _) = m.requestPart(.head(looped), now: at(1), draining: false) else {
+                Issue.record("expected 508 for \(method)")
+                continue
+            }
+            #expect(error.status == .loopDetected)
+            #expect(error.message.contains("1.1 other, 1.1 HP"))
+            #expect(record.status == 508)
+        }
+    }
+
+    @Test func theUserAgentIsCutForTheRecordAndAValidClientRequestIDTravels() {
+        var m = machine(accessLog: true) { $0.requestIDHeader = "X-Request-ID" }
+        _ = m.activated(now: Self.t0, draining: false)
+        // 3-byte characters: the limit (256) falls inside the 86th, which is left out whole.
+        let agent = String(repeating: "€", count: AccessLogRecord.userAgentLimit)
+        let request = head(.GET, "http://a.test/p", [("User-Agent", agent), ("X-Request-ID", "abc-123")])
+        #expect(m.requestPart(.head(request), now: at(1), draining: false) == .connectUpstream(route))
+        let userAgent = m.current?.record.userAgent ?? ""
+        #expect(userAgent == String(repeating: "€", count: 85), "cut between characters, never inside one")
+        #expect(userAgent.utf8.count <= AccessLogRecord.userAgentLimit)
+        #expect(m.current?.record.requestID == "abc-123")
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        guard case .sendRequest(let sent, _, _) = m.upstreamConnected(fresh, now: at(1)) else {
+            Issue.record("expected the request to go out")
+            return
+        }
+        #expect(sent.headers["X-Request-ID"] == ["abc-123"])
+    }
 }

@@ -60,6 +60,23 @@ public struct AccessLogRecord: Sendable, Equatable {
 
     static let userAgentLimit = 256
 
+    /// A client's User-Agent as the record keeps it: whole characters (Unicode scalars) up to
+    /// `userAgentLimit` bytes. Cutting the bytes instead could split a character, which decoding
+    /// turns into U+FFFD and so into a value longer than the limit.
+    static func recordedUserAgent(_ agent: String) -> String {
+        guard agent.utf8.count > userAgentLimit else { return agent }
+        let scalars = agent.unicodeScalars
+        var bytes = 0
+        var end = scalars.startIndex
+        while end < scalars.endIndex {
+            let width = UTF8.width(scalars[end])
+            guard bytes + width <= userAgentLimit else { break }
+            bytes += width
+            scalars.formIndex(after: &end)
+        }
+        return String(scalars[..<end])
+    }
+
     /// A byte relay (CONNECT tunnel, upgrade, transparent relay) rather than one HTTP exchange.
     var isTunnelLike: Bool { kind == .tunnel || (kind == .transparent && scheme != "http") }
 

@@ -525,8 +525,7 @@ struct ClientConnectionStateMachine {
         record.exchange = requestsSeen
         record.httpMinor = head.version.minor
         if let agent = head.headers.first(name: "user-agent") {
-            record.userAgent = agent.utf8.count <= AccessLogRecord.userAgentLimit
-                ? agent : String(decoding: agent.utf8.prefix(AccessLogRecord.userAgentLimit), as: UTF8.self)
+            record.userAgent = AccessLogRecord.recordedUserAgent(agent)
         }
         guard let field = settings.configuration.requestIDHeader else { return nil }
         record.clientRequestID = RequestID.clientValue(head.headers, field: field)
@@ -710,15 +709,6 @@ struct ClientConnectionStateMachine {
         clearQueue()
         state = .closing
         return .respondWithError(error, record: record, closeUpstream: true)
-    }
-
-    /// The current exchange's record to log (nil when nobody reads the access log), copying the
-    /// record only.
-    func currentRecord(now: NIODeadline) -> AccessLogRecord? {
-        guard settings.recordsEnabled, case .exchange(let exchange) = state else { return nil }
-        var record = exchange.record
-        record.totalMs = (now - exchange.started).milliseconds
-        return record
     }
 
     /// The record to log for a finished exchange, or nil when nobody reads the access log.

@@ -81,14 +81,6 @@ struct ExchangeState {
         return true
     }
 
-    /// The rewritten response head, once it went to the client.
-    var rewrittenResponse: MessageRewriter.RewrittenResponse? {
-        switch responsePhase {
-        case .awaiting: nil
-        case .streaming(let response), .complete(let response): response
-        }
-    }
-
     /// Idempotent (RFC 9110 §9.2.2) and without a body: replaying it cannot do harm.
     var isSafeToRetry: Bool {
         guard request.framing == .none, !request.isUpgrade else { return false }

@@ -802,6 +802,8 @@ import Testing
             Issue.record("expected a 407 that keeps the connection")
             return
         }
+        #expect(m.readAllowed, "the rest of the refused request is read (and dropped)")
+        #expect(m.current == nil)
         #expect(m.quiesce() == .none, "the refused request's end is still to come")
         #expect(m.requestPart(.end(nil), now: at(1), draining: false) == .closeAfterLastWrite)
         guard case .closing = m.state else { Issue.record("\(m.state)"); return }

@@ -40,7 +40,7 @@ extension ClientConnectionHandler {
                     connection,
                     info: UpstreamConnectInfo(
                         pooled: false,
-                        dialedIP: connected.address.ipAddress,
+                        dialedIP: connection.dialedIP,
                         source: connected.source.rawValue,
                         resolveMs: connected.resolveTime.milliseconds,
                         connectMs: connected.connectTime.milliseconds,

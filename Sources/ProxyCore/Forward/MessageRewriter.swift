@@ -167,7 +167,7 @@ public enum MessageRewriter {
         requestID: (name: String, value: String)? = nil
     ) throws(ProxyError) -> RewrittenRequest {
         let survey = Survey(head.headers)
-        let wantsUpgrade = survey.hasUpgrade && survey.connectionTokens.contains("upgrade")
+        let wantsUpgrade = survey.hasUpgrade && survey.connectionTokens.upgrade
         let (framing, contentLength) = try MessageFraming.requestFraming(
             transferCodings: survey.transferCodings,
             contentLengths: survey.contentLengths,
@@ -255,8 +255,8 @@ public enum MessageRewriter {
             }
         }
         let upstreamKeepAlive = head.version.major == 1 && head.version.minor >= 1
-            ? !survey.connectionTokens.contains("close")
-            : survey.connectionTokens.contains("keep-alive")
+            ? !survey.connectionTokens.close
+            : survey.connectionTokens.keepAlive
         let upstreamWillClose = !upstreamKeepAlive || upstreamFraming == .closeDelimited
 
         let clientIs11 = clientVersion.major == 1 && clientVersion.minor >= 1

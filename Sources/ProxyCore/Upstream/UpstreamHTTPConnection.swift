@@ -97,7 +97,6 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     /// An exchange takes this connection: what it reads goes to `delegate`. Returns false when
     /// the channel closed before (an origin that closed a fresh connection at once): no close
     /// event will come, the caller must treat it as closed.
-    @discardableResult
     func attach(to delegate: any UpstreamHTTPDelegate) -> Bool {
         guard machine.attached() else { return false }
         self.delegate = delegate

@@ -17,6 +17,15 @@ import Testing
         return passed
     }
 
+    /// A stale answer's TTL: RFC 8767's 30 s at most, never longer than the answer's own TTL, so a
+    /// tier below asks again as soon as the refresh the stale hit started can have finished.
+    @Test func staleAnswersCarryTheirOwnTTLUpToThirtySeconds() {
+        func answer(_ seconds: Int) -> ResolvedAnswer { ResolvedAnswer(ipv4: ["192.0.2.1"], ipv6: [], ttl: .seconds(seconds)) }
+        #expect(DNSResponder.staleTTL(of: answer(2)) == 2)
+        #expect(DNSResponder.staleTTL(of: answer(300)) == 30)
+        #expect(DNSResponder.staleTTL(of: answer(0)) == 1)
+    }
+
     @Test func rateLimitAllowsABurstThenTheRatePerClient() {
         var limiter = DNSRateLimiter<ContinuousClock.Instant>(rate: 10)
         #expect(allowed(&limiter, a, 25, at: start) == 10)

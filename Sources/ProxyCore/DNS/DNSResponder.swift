@@ -15,8 +15,16 @@ public final class DNSResponder: Sendable {
         case later(EventLoopFuture<[UInt8]?>)
     }
 
-    /// An answer served after its TTL ran out carries this TTL (RFC 8767 section 4 suggests 30 s).
+    /// An answer served after its TTL ran out carries at most this TTL (RFC 8767 section 4
+    /// suggests 30 s), and never more than the answer's own TTL: the stale hit has started the
+    /// refresh, so a client asking again one TTL later (a pod's proxy through the DoH listener) gets
+    /// the new answer; 30 s would hold every tier below on the old one for 30 s.
     static let staleTTL: UInt32 = 30
+
+    /// The TTL a stale `answer` is served with (at least 1 s).
+    static func staleTTL(of answer: ResolvedAnswer) -> UInt32 {
+        max(1, min(staleTTL, UInt32(clamping: answer.ttl.components.seconds)))
+    }
     /// The port whose per-IP health orders the addresses of an answer (most names are dialled on
     /// it); an IP the health table knows only on other ports is judged on those.
     static let healthPort = 443
@@ -83,7 +91,7 @@ public final class DNSResponder: Sendable {
             promise.completeWithTask {
                 do throws(ResolveFailure) {
                     let (answer, source) = try await caching.resolve(name)
-                    let ttl = source == .stale ? Self.staleTTL : UInt32(clamping: answer.ttl.components.seconds)
+                    let ttl = source == .stale ? Self.staleTTL(of: answer) : UInt32(clamping: answer.ttl.components.seconds)
                     return self.finish(query, self.addresses(query, answer, family: family, ttl: ttl, limit: limit))
                 } catch let failure {
                     if failure.isCacheable {
@@ -111,7 +119,7 @@ public final class DNSResponder: Sendable {
         case .fresh(let answer, let remaining):
             return addresses(query, answer, family: family, ttl: UInt32(clamping: remaining.components.seconds), limit: limit)
         case .stale(let answer, _):
-            return addresses(query, answer, family: family, ttl: Self.staleTTL, limit: limit)
+            return addresses(query, answer, family: family, ttl: Self.staleTTL(of: answer), limit: limit)
         case .negative(let failure):
             return negative(query, failure)
         }

@@ -36,6 +36,7 @@ extension ClientConnectionHandler {
                     return
                 }
                 connection.dialedAddress = connected.address
+                connection.lease = ConnectionLease(source: connected.source, dialedAt: self.now)
                 self.attach(
                     connection,
                     info: UpstreamConnectInfo(

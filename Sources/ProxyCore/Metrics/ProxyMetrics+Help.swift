@@ -10,6 +10,7 @@ extension ProxyMetrics {
         "httpdns_proxy_upstream_connect_attempts_total": "Connect attempts to origin addresses by family and result (ok, refused, timeout, tls, other).",
         "httpdns_proxy_upstream_connect_duration_seconds": "TCP connect time of successful attempts to origin addresses.",
         "httpdns_proxy_upstream_pool_reuses_total": "Requests that rode a pooled (kept-alive) upstream connection.",
+        "httpdns_proxy_upstream_pool_lease_retirements_total": "Pooled upstream connections closed because the answer they were dialed from no longer lists their address.",
         "httpdns_proxy_resolve_requests_total": "Name lookups by how the cache answered them (hit, stale, miss, negative, coalesced).",
         "httpdns_proxy_resolver_queries_total": "Queries sent to the HTTPDNS service by provider and result (ok or the failure kind).",
         "httpdns_proxy_resolver_query_duration_seconds": "Round-trip time of queries to the HTTPDNS service, by provider.",

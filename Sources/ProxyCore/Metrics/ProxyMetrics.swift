@@ -39,6 +39,8 @@ public final class ProxyMetrics: Sendable {
     private let connectAttempts: [Counter]
     private let connectDuration: Timer
     let poolReuses: Counter
+    /// Pooled connections closed because the answer they were dialed from no longer holds.
+    let poolLeaseRetirements: Counter
     private let reloads: [Counter]
     private let buildInfo: Gauge
     private let networkChanges: Counter
@@ -78,6 +80,7 @@ public final class ProxyMetrics: Sendable {
         connectAttempts = attempts
         connectDuration = Timer(label: "httpdns_proxy_upstream_connect_duration_seconds", factory: factory)
         poolReuses = Counter(label: "httpdns_proxy_upstream_pool_reuses_total", factory: factory)
+        poolLeaseRetirements = Counter(label: "httpdns_proxy_upstream_pool_lease_retirements_total", factory: factory)
         reloads = ["ok", "error"].map { Counter(label: "httpdns_proxy_config_reloads_total", dimensions: [("result", $0)], factory: factory) }
         buildInfo = Gauge(label: "httpdns_proxy_build_info", dimensions: [("version", version)], factory: factory)
         buildInfo.record(1)

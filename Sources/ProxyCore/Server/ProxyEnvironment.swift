@@ -55,7 +55,10 @@ final class ProxyEnvironment: Sendable {
             pools[ObjectIdentifier(loop)] = UpstreamPool(
                 eventLoop: loop,
                 maxIdlePerOrigin: configuration.poolMaxIdle,
-                idleTimeout: configuration.poolIdleTimeout
+                idleTimeout: configuration.poolIdleTimeout,
+                leases: connector,
+                metrics: metrics,
+                logger: logger
             )
         }
         self.pools = pools

@@ -109,6 +109,39 @@ public final class HTTPDNSUpstreamResolver: UpstreamResolver {
         }
     }
 
+    /// An HTTPDNS address stays leased while the cache's current answer for `host` still holds it:
+    /// until that answer expires when fresh, briefly when stale (the lookup itself starts the
+    /// refresh, and counts as a use for hot-name prefetch, as any cache hit does). An answer from
+    /// system DNS cannot be asked again without a query: such a connection is dialed afresh.
+    public func renewLease(host: String, ip: String, source: ResolutionSource, now: NIODeadline) -> ConnectionLease.Verdict {
+        switch source {
+        case .literal: return .renew(until: .distantFuture)
+        case .system, .fallback: return .retire(reason: "system DNS answer older than \(ConnectionLease.systemAnswerLifetime.nanoseconds / 1_000_000_000) s")
+        case .httpdns, .cache, .stale: break
+        }
+        if systemOnly.withLock({ $0.matches(host) }) { return .retire(reason: "name now resolved by system DNS only") }
+        switch caching.cached(host) {
+        case .fresh(let answer, let remaining):
+            guard Self.answer(answer, holds: ip) else { return .retire(reason: "address no longer in the HTTPDNS answer") }
+            return .renew(until: now + TimeAmount(remaining))
+        case .stale(let answer, _):
+            guard Self.answer(answer, holds: ip) else { return .retire(reason: "address no longer in the HTTPDNS answer") }
+            return .renew(until: now + ConnectionLease.staleRecheck)
+        case .negative:
+            return .retire(reason: "HTTPDNS has no answer now")
+        case nil:
+            return .retire(reason: "answer no longer cached")
+        }
+    }
+
+    /// Whether `answer` lists `ip`, compared as addresses (an IPv6 address has many spellings).
+    static func answer(_ answer: ResolvedAnswer, holds ip: String) -> Bool {
+        if answer.ipv4.contains(ip) || answer.ipv6.contains(ip) { return true }
+        guard let wanted = try? SocketAddress(ipAddress: ip, port: 0).ipAddress else { return false }
+        let listed = wanted.contains(":") ? answer.ipv6 : answer.ipv4
+        return listed.contains { (try? SocketAddress(ipAddress: $0, port: 0).ipAddress) == wanted }
+    }
+
     static func source(_ source: AnswerSource) -> ResolutionSource {
         switch source {
         case .cache: .cache

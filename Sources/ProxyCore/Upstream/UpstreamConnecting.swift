@@ -2,7 +2,7 @@ import NIOCore
 
 /// What a client connection needs to reach an origin: `UpstreamConnector` in the proxy, a fake
 /// that hands out `EmbeddedChannel`s in the handler's tests.
-protocol UpstreamConnecting: Sendable {
+protocol UpstreamConnecting: LeaseRenewing {
     /// Connects to `host`:`port` (TLS when `tls`); `avoiding`: addresses to try last.
     /// `channelInitializer` sets up each attempt's pipeline.
     func connect(
@@ -19,6 +19,10 @@ protocol UpstreamConnecting: Sendable {
 }
 
 extension UpstreamConnector: UpstreamConnecting {
+    func renewLease(host: String, ip: String, source: ResolutionSource, now: NIODeadline) -> ConnectionLease.Verdict {
+        resolver.renewLease(host: host, ip: ip, source: source, now: now)
+    }
+
     func recordFailure(_ failed: FailedAddress) {
         health?.recordFailure(failed.address, kind: failed.kind)
     }

@@ -37,6 +37,8 @@ final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandle
     weak var pool: UpstreamPool?
     /// When the connection last went idle in the pool.
     var idleSince = NIODeadline.uptimeNanoseconds(0)
+    /// Until when the pool may reuse it without asking the resolver (set when it is dialed).
+    var lease = ConnectionLease.unlimited
 
     /// Ownership, read gating and deferred release, as a value; this class only does I/O.
     private var machine = UpstreamConnectionStateMachine()

@@ -1,3 +1,4 @@
+import Logging
 import NIOCore
 
 /// Idle keep-alive upstream connections of one event loop, by origin. Only touched on its loop, so
@@ -7,6 +8,11 @@ import NIOCore
 /// next request, so `take` and `put` allocate nothing and schedule nothing: each origin keeps one
 /// list for the pool's life, a connection remembers when it went idle, and one sweep task per pool
 /// closes connections idle for `idleTimeout` (it wakes at the earliest such moment, not periodically).
+///
+/// A connection is reused only while its lease holds (`ConnectionLease`): once the answer it was
+/// dialed from has expired, `leases` is asked whether its address is still current, on `take` and
+/// when it comes back with `put`. One that is not is closed instead, so a connection kept busy by
+/// steady traffic follows a changed answer within its TTL.
 final class UpstreamPool: @unchecked Sendable {
     let eventLoop: any EventLoop
     let maxIdlePerOrigin: Int
@@ -26,10 +32,22 @@ final class UpstreamPool: @unchecked Sendable {
     var retiredAllBelow: UInt64 = 0
     var retiredBelow: [String: UInt64] = [:]
 
-    init(eventLoop: any EventLoop, maxIdlePerOrigin: Int, idleTimeout: TimeAmount) {
+    /// Renews expired leases; nil: leases are never checked (tests of the pool's own bookkeeping).
+    let leases: (any LeaseRenewing)?
+    /// Counts connections retired because their lease was not renewed; nil: none.
+    let metrics: ProxyMetrics?
+    let logger: Logger?
+
+    init(
+        eventLoop: any EventLoop, maxIdlePerOrigin: Int, idleTimeout: TimeAmount,
+        leases: (any LeaseRenewing)? = nil, metrics: ProxyMetrics? = nil, logger: Logger? = nil
+    ) {
         self.eventLoop = eventLoop
         self.maxIdlePerOrigin = maxIdlePerOrigin
         self.idleTimeout = idleTimeout
+        self.leases = leases
+        self.metrics = metrics
+        self.logger = logger
     }
 
     /// The most recently used live idle connection to `key`, if any.
@@ -38,9 +56,30 @@ final class UpstreamPool: @unchecked Sendable {
         guard let slot = idle[key] else { return nil }
         while let connection = slot.connections.popLast() {
             connection.pool = nil
-            if connection.isUsable { return connection }
+            guard connection.isUsable else { continue }
+            if leaseHolds(connection) { return connection }
+            connection.close()
         }
         return nil
+    }
+
+    /// Whether `connection` may be used again: its lease is current, or the resolver renews it.
+    func leaseHolds(_ connection: UpstreamHTTPConnection) -> Bool {
+        guard let leases else { return true }
+        let now = eventLoop.now
+        if connection.lease.isCurrent(at: now) { return true }
+        switch leases.renewLease(host: connection.key.host, ip: connection.dialedIP ?? "", source: connection.lease.source, now: now) {
+        case .renew(let until):
+            connection.lease.until = until
+            return true
+        case .retire(let reason):
+            metrics?.poolLeaseRetirements.increment()
+            logger?.debug(
+                "pooled upstream connection retired",
+                metadata: ["proxy.host": "\(connection.key.host)", "upstream.ip": "\(connection.dialedIP ?? "?")", "reason": "\(reason)"]
+            )
+            return false
+        }
     }
 
     /// Keeps a finished connection for reuse, or closes it when the origin's idle slots are full.
@@ -48,7 +87,7 @@ final class UpstreamPool: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         connection.detach()
         connection.setReadAllowed(true)
-        guard connection.isUsable, maxIdlePerOrigin > 0, !isRetired(connection) else {
+        guard connection.isUsable, maxIdlePerOrigin > 0, !isRetired(connection), leaseHolds(connection) else {
             connection.close()
             return
         }

@@ -35,6 +35,10 @@ public protocol UpstreamResolver: Sendable {
     /// addresses to try (system DNS after HTTPDNS), or nil when there is no such fallback. `reason`
     /// says why the connects failed, for the log.
     func fallback(after failed: Resolution, host: String, port: Int, reason: String, on eventLoop: any EventLoop) -> EventLoopFuture<Resolution>?
+
+    /// A pooled connection to `ip` for `host`, whose lease ended at `now`: may it be reused, and until
+    /// when (`ConnectionLease`)? Answers synchronously, from what the resolver already knows.
+    func renewLease(host: String, ip: String, source: ResolutionSource, now: NIODeadline) -> ConnectionLease.Verdict
 }
 
 extension UpstreamResolver {

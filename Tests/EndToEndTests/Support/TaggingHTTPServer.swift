@@ -10,7 +10,7 @@ final class TaggingHTTPServer: Sendable {
     private let channel: any Channel
     private let seen = Guarded([String]())
 
-    init(tag: String) throws {
+    init(tag: String, host: String = "127.0.0.1", port: Int = 0) throws {
         let seen = self.seen
         channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -19,7 +19,7 @@ final class TaggingHTTPServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(TaggingHandler(tag: tag, seen: seen))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0)
+            .bind(host: host, port: port)
             .wait()
         guard let port = channel.localAddress?.port else { throw TestOriginError.noPort }
         self.port = port

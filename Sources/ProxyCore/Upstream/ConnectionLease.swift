@@ -1,0 +1,58 @@
+import NIOCore
+
+/// How long a pooled upstream connection may be reused before the answer it was dialed from is
+/// asked again. HTTPDNS exists so that traffic follows the service's answers; a keep-alive
+/// connection kept busy would otherwise outlive every answer change (the pool's idle timeout never
+/// fires while it is in use). A renewal costs one cache lookup per answer lifetime, not one per
+/// request.
+public struct ConnectionLease: Equatable, Sendable {
+    /// Where the dialed address came from: decides how the lease can be renewed.
+    var source: ResolutionSource
+    /// Reused without asking until then.
+    var until: NIODeadline
+
+    /// System DNS gives no TTL: its answers are asked again after this long (a fresh dial), as a
+    /// TTL-less DNS cache would.
+    static let systemAnswerLifetime = TimeAmount.seconds(30)
+    /// While the answer is stale (its refresh under way), the connection is checked again this
+    /// often, so a refreshed answer that dropped its address takes effect soon after it arrives.
+    static let staleRecheck = TimeAmount.milliseconds(100)
+
+    /// The lease of a connection dialed at `now`. An HTTPDNS answer is checked on the first reuse
+    /// (the cache then says how long it stays current); a literal address never changes.
+    init(source: ResolutionSource, dialedAt now: NIODeadline) {
+        self.source = source
+        switch source {
+        case .literal: until = .distantFuture
+        case .system, .fallback: until = now + Self.systemAnswerLifetime
+        case .httpdns, .cache, .stale: until = now
+        }
+    }
+
+    /// A lease that never needs renewing (connections made by tests and pre-lease code).
+    static let unlimited = ConnectionLease(source: .literal, dialedAt: .distantFuture)
+
+    func isCurrent(at now: NIODeadline) -> Bool { now < until }
+
+    /// What the resolver says about an expired lease.
+    public enum Verdict: Equatable, Sendable {
+        /// The address is still in the current answer: reuse until then.
+        case renew(until: NIODeadline)
+        /// Do not reuse; close the connection when it is idle. `reason` is for the log.
+        case retire(reason: String)
+    }
+}
+
+/// Answers whether a pooled connection's address is still what the resolver would give now.
+protocol LeaseRenewing: Sendable {
+    /// `ip`: the address the connection dialed, as text; `source`: where that address came from.
+    func renewLease(host: String, ip: String, source: ResolutionSource, now: NIODeadline) -> ConnectionLease.Verdict
+}
+
+extension UpstreamResolver {
+    /// Without a cache to ask, only a literal address stays current; anything else is dialed afresh
+    /// (resolved again) once its lease ends.
+    public func renewLease(host: String, ip: String, source: ResolutionSource, now: NIODeadline) -> ConnectionLease.Verdict {
+        source == .literal ? .renew(until: .distantFuture) : .retire(reason: "answer lifetime over (\(source.rawValue))")
+    }
+}

@@ -113,7 +113,18 @@ extension ConfigOption {
         config.fallbackResolverURL = text
     }
     .table(.dnsListeners, .resolverService, \.fallbackResolverURL,
-        doc: "The fallback provider's service URL; default that provider's default URL (pinned to its default IPs then). Reloadable with the provider.")
+        doc: "The fallback provider's service URL; default that provider's default URL (pinned to its default IPs then). A URL naming a host needs `fallback-resolver-ip` to be reached without system DNS. Reloadable with the provider.")
+
+    public static let fallbackResolverIP = ConfigOption(
+        name: "fallback-resolver-ip", valueName: "ip",
+        help: "Bootstrap IP the fallback resolver URL's host is pinned to, so the fallback needs no system DNS either (the network it is for may have none); repeatable (default: that provider's default IPs with its default URL, none otherwise)",
+        defaultText: "none", expectation: "expected IP addresses like 223.5.5.5 or 2400:3200::1",
+        isList: true, isRepeatable: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.fallbackResolverIPs = try ipAddresses(items)
+    }
+    .table(.dnsListeners, .resolverService, \.fallbackResolverIPs, default: "per provider",
+        doc: "Bootstrap IPs the `fallback-resolver-url` host is pinned to, as `resolver-ip` is for the first provider: the fallback is asked exactly when the network is failing, so it must not depend on system DNS. Without it a fallback URL that names a host is resolved by system DNS (its default URL uses its default IPs). Ignored when the URL's host is an IP address. Flag repeatable (or comma-separated); env comma-separated; YAML list. Reloadable with the provider.")
 
     public static let resolverToken = ConfigOption(
         name: "resolver-token", valueName: "token",
@@ -128,16 +139,18 @@ extension ConfigOption {
 }
 
 extension ProxyConfiguration {
-    /// The configuration the fallback provider is built from: this one with its provider and URL
-    /// (and no pins unless its URL is the provider's default); nil without `fallback-provider`.
+    /// The configuration the fallback provider is built from: this one with its provider, URL and
+    /// pins (`fallback-resolver-ip`; the provider's default pins with its default URL); nil without
+    /// `fallback-provider`.
     public var fallbackConfiguration: ProxyConfiguration? {
         guard let kind = fallbackProvider else { return nil }
         var second = self
         second.provider = kind
         second.resolverURL = fallbackResolverURL
-        second.resolverIPs = []
+        second.resolverIPs = fallbackResolverIPs
         second.fallbackProvider = nil
         second.fallbackResolverURL = nil
+        second.fallbackResolverIPs = []
         // The token is the node tier's: never handed to the vendor behind it.
         second.resolverToken = nil
         return second

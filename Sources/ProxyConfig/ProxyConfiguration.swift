@@ -195,6 +195,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var fallbackProvider: ProviderKind?
     /// The fallback provider's URL (`fallback-resolver-url`); nil: its default.
     public var fallbackResolverURL: String?
+    /// The fallback provider's bootstrap IPs (`fallback-resolver-ip`); empty: its defaults with its
+    /// default URL, none (system DNS finds the URL's host) otherwise. Default [].
+    public var fallbackResolverIPs: [IPAddress] = []
     /// The bearer token the doh and json providers send (`resolver-token`); nil: none. A secret,
     /// never given to the fallback provider.
     public var resolverToken: String?

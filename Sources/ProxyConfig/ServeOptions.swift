@@ -145,6 +145,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.fallbackResolverURL.name), help: help(for: .fallbackResolverURL))
     public var fallbackResolverURL: String?
 
+    @Option(name: .customLong(ConfigOption.fallbackResolverIP.name), help: help(for: .fallbackResolverIP))
+    public var fallbackResolverIP: [String] = []
+
     @Option(name: .customLong(ConfigOption.resolverToken.name), help: help(for: .resolverToken))
     public var resolverToken: String?
 

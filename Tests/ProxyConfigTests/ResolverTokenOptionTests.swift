@@ -33,6 +33,27 @@ import Testing
         #expect(config.resolverToken == Self.token)
     }
 
+    /// The fallback reaches its service without system DNS: its own pins (none of the first's),
+    /// and a default URL keeps its provider's default pins.
+    @Test func theFallbackProviderTakesItsOwnPins() throws {
+        let pinned = try load(flags: [
+            "provider": ["doh"], "resolver-url": ["http://node.test:8053/dns-query"], "resolver-ip": ["10.0.0.2"],
+            "fallback-provider": ["json"], "fallback-resolver-url": ["https://vendor.example.test/resolve"],
+            "fallback-resolver-ip": ["192.0.2.7", "2001:db8::7"],
+        ])
+        let second = try #require(pinned.fallbackConfiguration)
+        #expect(second.effectiveResolverURL == "https://vendor.example.test/resolve")
+        #expect(second.effectiveResolverIPs.map(\.description) == ["192.0.2.7", "2001:db8::7"])
+        #expect(pinned.effectiveResolverIPs.map(\.description) == ["10.0.0.2"])
+
+        let byDefault = try load(flags: ["provider": ["doh"], "resolver-url": ["http://node.test:8053/dns-query"], "fallback-provider": ["json"]])
+        let defaultSecond = try #require(byDefault.fallbackConfiguration)
+        #expect(defaultSecond.effectiveResolverIPs.map(\.description) == ["223.5.5.5", "223.6.6.6"])
+
+        let bad = try #require(loadError(flags: ["fallback-resolver-ip": ["vendor.example.test"]]))
+        #expect(bad.description.contains("--fallback-resolver-ip"), "\(bad)")
+    }
+
     @Test func otherProvidersRefuseItWithoutShowingIt() throws {
         for provider in ["alibaba", "tencent", "static", "system"] {
             let error = try #require(loadError(

@@ -125,6 +125,7 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "doh-token": config.dohToken ?? "none"
     case "fallback-provider": config.fallbackProvider?.rawValue ?? "none"
     case "fallback-resolver-url": config.fallbackResolverURL ?? "none"
+    case "fallback-resolver-ip": config.fallbackResolverIPs.map(\.description).joined(separator: ",")
     case "resolver-token": config.resolverToken ?? "none"
     default: nil
     }

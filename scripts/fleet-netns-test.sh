@@ -5,8 +5,11 @@
 # --resolver-token, --fallback-provider json to the vendor). Every pod is asked for the same 50 names
 # through its DNS listener over two TTLs; the vendor's query count with and without the node tier
 # is printed; the node tier is then killed (every pod keeps answering: from its cache, then from the
-# vendor directly) and started again (the pods return to it). Needs root, iproute2 and python3 with
-# dnspython; otherwise it says SKIPPED loudly and exits 0.
+# vendor directly, a new name within 1 s) and started again (the pods return to it), then
+# blackholed (a new name within resolver-timeout + 1 s). The pods reach the vendor by a name that is
+# in no hosts file, pinned with --fallback-resolver-ip; their system resolver (resolv.conf through
+# /etc/netns) is a stub that counts queries and must see none. Needs root, iproute2 and python3 with
+# dnspython (iptables for the blackhole step); otherwise it says SKIPPED loudly and exits 0.
 #
 #   bash scripts/fleet-netns-test.sh PATH/TO/httpdns-proxy
 #
@@ -39,10 +42,13 @@ bridge="fbr$tag"
 node_ns="hp-fnode-$tag"
 vendor_ns="hp-fvend-$tag"
 vendor_url="http://10.232.0.3:8000"
+# How the pods' fallback names the vendor: a name no hosts file or DNS server knows, pinned.
+vendor_by_name="http://vendor.fleet.test:8000"
 node_url="http://10.232.0.2:8053/dns-query"
 
 work="$(mktemp -d)"
-trap 'netns_cleanup; rm -rf "$work"' EXIT
+netns_etc=()
+trap 'netns_cleanup; rm -rf "$work" "${netns_etc[@]}"' EXIT
 ip netns add "$hub"
 namespaces_to_delete+=("$hub")
 ip -n "$hub" link set lo up
@@ -57,12 +63,36 @@ for i in $(seq 1 "$pods"); do
   pod_targets+=("10.232.1.$i:5353")
 done
 say "fleet netns test: $pods pods, a node tier and a vendor on one bridge (binary $binary)"
+# Each pod's system resolver is the stub in the hub (ip netns exec mounts /etc/netns/NS/resolv.conf).
+for i in $(seq 1 "$pods"); do
+  mkdir -p "/etc/netns/hp-fpod$i-$tag"
+  netns_etc+=("/etc/netns/hp-fpod$i-$tag")
+  printf 'nameserver 10.232.0.1\noptions timeout:1 attempts:1\n' >"/etc/netns/hp-fpod$i-$tag/resolv.conf"
+done
 
 in_hub() { ip netns exec "$hub" "$@"; }
 ip netns exec "$vendor_ns" python3 -u scripts/fleet-peers.py vendor --bind 10.232.0.3 >"$work/vendor.log" 2>&1 &
 pids_to_stop+=("$!")
 vendor_count() { in_hub curl -fsS --max-time 5 "$vendor_url/count"; }
 wait_until 10 vendor_count || { say "the fake vendor did not start:"; cat "$work/vendor.log"; exit 1; }
+ip netns exec "$hub" python3 -u scripts/fleet-peers.py dns-stub --bind 10.232.0.1 >"$work/stub.log" 2>&1 &
+pids_to_stop+=("$!")
+stub_up() { grep -q listening "$work/stub.log"; }
+wait_until 10 stub_up || { say "the system DNS stub did not start:"; cat "$work/stub.log"; exit 1; }
+
+# timed_new_name LIMIT_MS LABEL: purges pod 1's cache and asks it for one name; passes when the
+# right answer came within LIMIT_MS.
+timed_new_name() {
+  local out ms verdict
+  purge "hp-fpod1-$tag"
+  out="$(in_hub python3 scripts/fleet-peers.py ask-one 10.232.1.1:5353 n07.fleet.test 2>>"$work/ask.err")"
+  read -r ms verdict <<<"$out"
+  if [ "$verdict" = good ] && [ "$ms" -le "$1" ]; then
+    pass "$2: a new name answered in $ms ms (limit $1 ms)"
+  else
+    fail "$2: a new name took $ms ms ($verdict), limit $1 ms"; tail -5 "$work/pod1-node.log" || true
+  fi
+}
 
 # ask: every pod for every name; sets good and bad (answers right and wrong).
 ask() {
@@ -152,7 +182,8 @@ stop_pods
 # 2. With it: the pods ask the node (with its token), the node asks the vendor.
 start_node
 start_pods node --provider doh --resolver-url "$node_url" --resolver-token "$token" \
-  --fallback-provider json --fallback-resolver-url "$vendor_url/resolve" --resolver-timeout 1s
+  --fallback-provider json --fallback-resolver-url "$vendor_by_name/resolve" --fallback-resolver-ip 10.232.0.3 \
+  --resolver-timeout 1s
 round "node tier, first TTL"
 first_ttl=$delta
 purge "${pod_ns[@]}" "$node_ns"
@@ -168,6 +199,7 @@ fi
 kill -KILL "$node_pid"; wait "$node_pid" 2>/dev/null || true
 round "node tier killed, names cached"
 [ "$delta" -eq 0 ] && pass "cached answers needed neither the node nor the vendor" || fail "$delta vendor queries for cached names"
+timed_new_name 1000 "node tier killed (connections refused)"
 purge "${pod_ns[@]}"
 round "node tier down, caches purged: the fallback provider answers"
 while_down=$delta
@@ -190,6 +222,20 @@ while [ "$SECONDS" -lt "$deadline" ]; do
 done
 [ -n "$back" ] && pass "node tier back: a round cost the vendor $back queries (through the node again)" \
   || fail "the pods did not return to the node tier within 30 s (last round: $good right, $delta vendor queries)"
+
+# 5. It is blackholed (packets dropped, nothing refused): the first provider's query times out
+# after resolver-timeout (1 s) and the fallback answers.
+if command -v iptables >/dev/null 2>&1; then
+  ip netns exec "$node_ns" iptables -I INPUT -p tcp --dport 8053 -j DROP
+  timed_new_name 2000 "node tier blackholed"
+  ip netns exec "$node_ns" iptables -D INPUT -p tcp --dport 8053 -j DROP
+else
+  say "  SKIPPED: the blackhole step (iptables missing; scripts/ensure-deps.sh --with-test-tools installs it)"
+fi
+
+asked_system="$(grep -c '^query' "$work/stub.log" || true)"
+[ "$asked_system" -eq 0 ] && pass "no pod asked system DNS (the fallback's host is pinned)" \
+  || fail "pods asked system DNS $asked_system times: $(grep '^query' "$work/stub.log" | sort | uniq -c | head -3)"
 
 if grep -q "$token" "$work"/*.log; then fail "the token appears in a proxy's log"; else pass "no proxy logged the token"; fi
 

@@ -12,6 +12,15 @@
       Asks each pod proxy's DNS listener for the A record of the 50 names over UDP (dnspython)
       and prints how many answers were right (198.18.0.(N+1) and nothing else) and how many were
       not, e.g. "1000 0"; wrong ones are described on stderr. The caller judges the counts.
+
+  ask-one IP:PORT NAME
+      One A query for NAME (one of the 50) to one pod; prints the milliseconds it took and "good"
+      or "bad", e.g. "12 good".
+
+  dns-stub --bind IP
+      Stands in for the pods' system resolver (their resolv.conf names it): answers every query
+      over UDP with REFUSED and prints its name on stdout, so the test can say that no pod ever
+      asked system DNS.
 """
 import argparse
 import http.server
@@ -100,6 +109,45 @@ def ask(targets):
     print(good, bad)
 
 
+def ask_one(target, name):
+    import time
+
+    import dns.message
+    import dns.query
+
+    host, port = target.rsplit(":", 1)
+    index = int(NAME.match(name)[1])
+    started = time.monotonic()
+    try:
+        reply = dns.query.udp(dns.message.make_query(name, "A"), host, port=int(port), timeout=10)
+        addresses = [str(item) for rrset in reply.answer for item in rrset]
+    except Exception as error:
+        print(f"{target} {name}: {error!r}", file=sys.stderr)
+        addresses = None
+    elapsed = int((time.monotonic() - started) * 1000)
+    print(elapsed, "good" if addresses == [f"198.18.0.{index + 1}"] else "bad")
+
+
+def dns_stub(bind):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((bind, 53))
+    print("listening", flush=True)
+    while True:
+        data, peer = sock.recvfrom(4096)
+        if len(data) < 12:
+            continue
+        # The question name, label by label, for the log.
+        labels, offset = [], 12
+        while offset < len(data) and data[offset] != 0 and len(labels) < 64:
+            length = data[offset]
+            labels.append(data[offset + 1:offset + 1 + length].decode("ascii", "replace"))
+            offset += 1 + length
+        print("query", ".".join(labels), "from", peer[0], flush=True)
+        # Same id and question, QR set, RCODE 5 (REFUSED), no records.
+        flags = bytes([0x80 | (data[2] & 0x79), 0x05])
+        sock.sendto(data[:2] + flags + data[4:6] + b"\0\0\0\0\0\0" + data[12:offset + 5], peer)
+
+
 def vendor(bind, port):
     server = http.server.ThreadingHTTPServer((bind, port), Handler)
     server.daemon_threads = True
@@ -114,9 +162,18 @@ def main():
     serve.add_argument("--port", type=int, default=8000)
     client = commands.add_parser("ask")
     client.add_argument("targets", nargs="+")
+    one = commands.add_parser("ask-one")
+    one.add_argument("target")
+    one.add_argument("name")
+    stub = commands.add_parser("dns-stub")
+    stub.add_argument("--bind", required=True)
     args = parser.parse_args()
     if args.command == "vendor":
         vendor(args.bind, args.port)
+    elif args.command == "ask-one":
+        ask_one(args.target, args.name)
+    elif args.command == "dns-stub":
+        dns_stub(args.bind)
     else:
         ask(args.targets)
 

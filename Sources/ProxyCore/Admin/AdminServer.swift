@@ -98,21 +98,9 @@ public final class AdminServer: Service, Sendable {
         let connections = self.connections
         let allowedClients = self.allowedClients
         let logger = self.logger
-        let acceptErrorLog = LogRateLimiter()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelInitializer { channel in
-                // Out of descriptors: the listener leaves epoll for 100 ms instead of spinning.
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        AcceptPauseHandler(counters: AcceptPauseHandler.Counters()) { error in
-                            acceptErrorLog.run {
-                                logger.warning("admin accept failed; pausing for 100 ms", metadata: ["error": "\(error)", "suppressed": "\($0)"])
-                            }
-                        }
-                    )
-                }
-            }
+            .pausingAcceptOnShortage("admin", logger: logger)
             .childChannelInitializer { channel in
                 guard connections.open() else {
                     return channel.close()

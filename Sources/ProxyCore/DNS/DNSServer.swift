@@ -86,6 +86,7 @@ public final class DNSServer: Service, Sendable {
         let connections = tcpConnections
         return try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .pausingAcceptOnShortage("dns-tcp", logger: logger)
             .childChannelInitializer { channel in
                 let admitted = responder.isAllowed(channel.remoteAddress) && connections.withLockedValue { open in
                     guard open < Self.maximumTCPConnections else { return false }

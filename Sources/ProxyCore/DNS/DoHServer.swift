@@ -41,6 +41,7 @@ public final class DoHServer: Service, Sendable {
         do {
             channel = try await ServerBootstrap(group: group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .pausingAcceptOnShortage("doh", logger: logger)
                 .childChannelInitializer { channel in
                     guard responder.isAllowed(channel.remoteAddress) else { return channel.close() }
                     return channel.eventLoop.makeCompletedFuture {

@@ -180,23 +180,10 @@ public final class ProxyServer: Service, Sendable {
     /// failing for lack of descriptors (EMFILE/ENFILE) must not spin the loop: the listener leaves
     /// epoll for 100 ms, open connections are served meanwhile.
     func listenerBootstrap() -> ServerBootstrap {
-        let logger = self.logger
-        let acceptErrorLog = self.acceptErrorLog
-        let acceptCounters = self.acceptCounters
-        return ServerBootstrap(group: group)
+        ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        AcceptPauseHandler(counters: acceptCounters) { error in
-                            acceptErrorLog.run {
-                                logger.warning("accept failed; pausing new connections for 100 ms", metadata: ["error": "\(error)", "suppressed": "\($0)"])
-                            }
-                        }
-                    )
-                }
-            }
+            .pausingAcceptOnShortage("proxy", counters: acceptCounters, log: acceptErrorLog, logger: logger)
             .childChannelOption(.socketOption(.so_reuseaddr), value: 1)
     }
 

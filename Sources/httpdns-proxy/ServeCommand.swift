@@ -26,6 +26,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let signals = await SignalHandling.install()
         let environment = ProcessInfo.processInfo.environment
+        let systemd = SystemdNotifier(environment: environment)
         let configuration = try LoadedConfiguration.load(options, environment: environment)
         let logger = LoggingSetup.bootstrap(configuration)
         for name in ConfigurationLoader.unrecognizedEnvironmentVariables(in: environment) {
@@ -53,7 +54,8 @@ struct ServeCommand: AsyncParsableCommand {
                 accessLog: accessLog,
                 logger: logger,
                 openFileLimit: OpenFileLimit.raiseToHardLimit(),
-                metrics: metrics?.proxy
+                metrics: metrics?.proxy,
+                onBound: { _ in systemd.ready() }
             )
         } catch {
             resolvers.shutdown()
@@ -107,7 +109,12 @@ struct ServeCommand: AsyncParsableCommand {
                     pac: proxy.pacSettings,
                     retirePooled: { host, eventLoop in proxy.retirePooledConnections(host: host, on: eventLoop) },
                     allowedClients: { proxy.allowedClients },
-                    reload: { let outcome = reloader.reload(trigger: "POST /reload"); return (outcome.ok, outcome.message) },
+                    reload: {
+                        systemd.reloading()
+                        defer { systemd.ready() }
+                        let outcome = await reloader.reloadOffTheEventLoops(trigger: "POST /reload")
+                        return (outcome.ok, outcome.message)
+                    },
                     audit: auditReport,
                     network: { networkRecorder.snapshot },
                     errors: { proxy.recentErrors },
@@ -133,7 +140,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         services.append(proxy)
         if let networkMonitor { services.append(networkMonitor) }
-        services.append(SignalService(signals: signals, reloader: reloader, accessLog: accessLog, logger: logger))
+        services.append(SignalService(signals: signals, reloader: reloader, accessLog: accessLog, systemd: systemd, logger: logger))
+        if systemd.socketPath != nil { services.append(SystemdStoppingService(notifier: systemd)) }
         logger.info(
             "starting",
             metadata: [

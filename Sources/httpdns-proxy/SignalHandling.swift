@@ -30,6 +30,7 @@ struct SignalService: Service {
     let signals: UnixSignalsSequence
     let reloader: ConfigurationReloader
     let accessLog: AccessLogWriter
+    let systemd: SystemdNotifier
     let logger: Logger
 
     func run() async throws {
@@ -37,8 +38,10 @@ struct SignalService: Service {
             for await signal in signals {
                 switch signal {
                 case .sighup:
+                    systemd.reloading()
                     reopen(trigger: "SIGHUP")
-                    _ = reloader.reload(trigger: "SIGHUP")
+                    _ = await reloader.reloadOffTheEventLoops(trigger: "SIGHUP")
+                    systemd.ready()
                 case .sigusr1:
                     reopen(trigger: "SIGUSR1")
                 default:

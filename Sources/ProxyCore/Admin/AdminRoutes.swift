@@ -38,7 +38,8 @@ struct AdminRoutes: Sendable {
     var pac: PACSettings? = nil
     var retirePooled: RetirePooledConnections? = nil
     /// `POST /reload` (nil: not offered).
-    var reload: (@Sendable () -> (ok: Bool, message: String))? = nil
+    /// Async: it reads files, off the event loops.
+    var reload: (@Sendable () async -> (ok: Bool, message: String))? = nil
     /// `/audit`: the system-DNS audit's report (nil: `--compare-system-dns` is off).
     var audit: (@Sendable () -> SystemDNSAuditReport)? = nil
     /// The network monitor's counters for `/stats` (nil: not shown).
@@ -62,8 +63,12 @@ struct AdminRoutes: Sendable {
             return eventLoop.makeSucceededFuture(isDraining() ? .text(.serviceUnavailable, "draining") : .text(.ok, "ok"))
         case (.POST, "/reload"):
             guard let reload else { return eventLoop.makeSucceededFuture(.text(.notFound, "reload is not available here")) }
-            let outcome = reload()
-            return eventLoop.makeSucceededFuture(.text(outcome.ok ? .ok : .unprocessableEntity, outcome.message))
+            let answer = eventLoop.makePromise(of: Response.self)
+            answer.completeWithTask {
+                let outcome = await reload()
+                return .text(outcome.ok ? .ok : .unprocessableEntity, outcome.message)
+            }
+            return answer.futureResult
         case (.GET, "/metrics"):
             guard let metricsText else {
                 return eventLoop.makeSucceededFuture(.text(.notFound, "metrics are off (--metrics false)"))

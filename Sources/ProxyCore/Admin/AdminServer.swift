@@ -44,7 +44,7 @@ public final class AdminServer: Service, Sendable {
         pac: PACSettings? = nil,
         retirePooled: RetirePooledConnections? = nil,
         allowedClients: (@Sendable () -> [CIDR])? = nil,
-        reload: (@Sendable () -> (ok: Bool, message: String))? = nil,
+        reload: (@Sendable () async -> (ok: Bool, message: String))? = nil,
         audit: (@Sendable () -> SystemDNSAuditReport)? = nil,
         network: (@Sendable () -> NetworkChangeStats)? = nil,
         errors: (@Sendable () -> RecentErrorsReport)? = nil,

@@ -74,7 +74,6 @@ let package = Package(
                 "NetworkTypes",  // IPAddress: one canonical text for an address in both modules
                 "COpenSSL",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -91,10 +90,10 @@ let package = Package(
         .target(
             name: "ProxyCore",
             dependencies: [
-                "NetworkTypes",
-                "ProxyConfig",
+                "ProxyConfig",  // re-exports NetworkTypes
                 "CCrypt",
                 "CNetlink",
+                "CurlTransport",
                 "HTTPDNS",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 "OpenSSLTLS",
@@ -120,6 +119,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             // Release builds link with lld and pack the relative relocations (DT_RELR, glibc 2.36+):
             // the static build's ~97,000 relocations (2.3 MB, read by the dynamic linker at every
@@ -196,12 +198,10 @@ let package = Package(
                 "HTTPDNS",
                 "HTTPDNSTestSupport",
                 "CurlTransport",
+                "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .testTarget(
@@ -217,13 +217,23 @@ let package = Package(
         ),
         .testTarget(
             name: "ProxyConfigTests",
-            dependencies: ["ProxyConfig"]
+            dependencies: [
+                "ProxyConfig",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "ProxyCoreTests",
             dependencies: [
                 "ProxyCore",
                 "CCrypt",
+                "HTTPDNS",
+                "OpenSSLTLS",
+                "ProxyConfig",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -236,6 +246,8 @@ let package = Package(
                 "httpdns-proxy",
                 "TLSTestSupport",
                 "HTTPDNSTestSupport",
+                "HTTPDNS",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

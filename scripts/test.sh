@@ -8,6 +8,9 @@ export TEST_TOOLS_VENV="${TEST_TOOLS_VENV:-$HOME/.cache/httpdns-proxy/test-tools
 export PATH="$PATH:$TEST_TOOLS_VENV/bin"
 bash scripts/ensure-deps.sh --with-test-tools
 bash scripts/lint-deploy.sh
+# Every target imports exactly what Package.swift declares for it (SwiftPM's own
+# --explicit-target-dependency-import-check lets a transitively reachable module through).
+python3 scripts/check-imports.py
 swift build --build-tests
 bash scripts/netns-test.sh "$(swift build --show-bin-path)/httpdns-proxy"
 bash scripts/transparent-netns-test.sh "$(swift build --show-bin-path)/httpdns-proxy"

@@ -4,9 +4,9 @@ import Synchronization
 public final class TransparentStats: Sendable {
     /// Outcomes of a transparent connection's first bytes, one counter each.
     enum Peek: Int, CaseIterable {
-        case tls, tlsNoSNI, http, httpNoHost, unknown, silent, partial, malformed, tooLarge
+        case tls, tlsNoSNI, http, httpNoHost, unknown, silent, incomplete, malformed, tooLarge
         var label: String {
-            ["tls_sni", "tls_no_sni", "http_host", "http_no_host", "unknown", "silent", "partial", "malformed", "too_large"][rawValue]
+            ["tls_sni", "tls_no_sni", "http_host", "http_no_host", "unknown", "silent", "incomplete", "malformed", "too_large"][rawValue]
         }
     }
 

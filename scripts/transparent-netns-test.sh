@@ -215,6 +215,30 @@ else
 fi
 kill -TERM "$proxy_pid"; wait "$proxy_pid" || true
 
+# A misconfiguration: the rules exempt mark 0x100 only, the proxy runs as root without the mark,
+# so its own connections (to the resolver, to origins) are redirected back to it. It must
+# recognise them (their source is one of its upstream sockets) and refuse them, not loop until
+# the connection limit.
+: >"$work/access.log"
+ip netns exec "$POD" "$binary" serve \
+  --listen 127.0.0.1:8080 --admin-listen 127.0.0.1:8081 --transparent-listen 127.0.0.1:15001 \
+  --provider json --resolver-url http://10.233.1.53/resolve --system-fallback false --ip-family ipv4 \
+  --allow-destination 10.233.0.0/16 --max-connections 64 --threads 1 >"$work/access.log" 2>"$work/proxy-loop.log" &
+proxy_pid=$!
+pids_to_stop+=("$proxy_pid")
+if wait_until 20 admin /healthz; then
+  body="$(in_app curl -sS --max-time 10 http://origin.test/loop 2>&1 || true)"
+  if wait_until 5 grep -q 'redirection loop' "$work/proxy-loop.log" && [ "$(stat accepted)" -le 16 ] \
+    && grep -q '"error":"the proxy.s own connection to [^"]* was redirected back to it' "$work/access.log"; then
+    pass "the proxy's own connections redirected back to it are refused and logged, no loop ($(stat accepted) accepts; the app saw: ${body:0:60})"
+  else
+    fail "own connections redirected back: $(stat accepted) accepts"; grep -c . "$work/access.log"; tail -3 "$work/proxy-loop.log"
+  fi
+else
+  fail "proxy (loop check) did not start"; tail -5 "$work/proxy-loop.log"
+fi
+kill -TERM "$proxy_pid"; wait "$proxy_pid" || true
+
 if ip netns exec "$POD" "$binary" transparent-rules --remove --apply 2>/dev/null \
   && ! ip netns exec "$POD" iptables -w -t nat -S | grep -q HTTPDNS_PROXY; then
   pass "transparent-rules --remove --apply takes the rules away"

@@ -58,7 +58,7 @@ extension ConfigOption {
         config.outboundMark = try mark(text)
     }
     .table(.transparent, .restart, \.outboundMark,
-        doc: "Netfilter mark (`SO_MARK`, 1-4294967295, decimal or `0x` hex) put on every outbound socket, to origins and to the resolver service, so redirect rules (`transparent-rules --outbound-mark`) skip the proxy's own traffic. Needs `CAP_NET_ADMIN`; without it every connect fails. The alternative is an owner match on the proxy's uid (the default of `transparent-rules`).")
+        doc: "Netfilter mark (`SO_MARK`, 1-4294967295, decimal or `0x` hex) put on every outbound socket, to origins and to the resolver service, so redirect rules (`transparent-rules --outbound-mark`) skip the proxy's own traffic. Needs `CAP_NET_ADMIN`; without it every connect fails. The alternative is an owner match on the uid the proxy runs as (`transparent-rules --proxy-uid`).")
 
     /// A netfilter mark: 1...4294967295, decimal or 0x hex.
     public static func mark(_ text: String) throws(ConfigurationError) -> UInt32 {

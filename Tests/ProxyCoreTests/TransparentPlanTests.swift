@@ -110,6 +110,14 @@ import Testing
         #expect(rules.removal.first?.line == "iptables -w -t nat -D OUTPUT -p tcp -j HTTPDNS_PROXY_REDIRECT 2>/dev/null || true")
     }
 
+    @Test func theProxysOwnTrafficMustBeExemptAndNotAllOfRoots() {
+        #expect(TransparentRules(listenerPort: 15001, proxyUID: nil).problem?.contains("give --proxy-uid") == true)
+        #expect(TransparentRules(listenerPort: 15001, proxyUID: 0).problem?.contains("--proxy-uid 0 would exempt all of root's traffic") == true)
+        #expect(TransparentRules(listenerPort: 15001, proxyUID: 0, mark: 0x100).problem == nil)
+        #expect(TransparentRules(listenerPort: 15001, proxyUID: nil, mark: 0x100).problem == nil)
+        #expect(TransparentRules(listenerPort: 15001, proxyUID: 10001).problem == nil)
+    }
+
     @Test func quicBlockAndIPv4Only() {
         let rules = TransparentRules(listenerPort: 15001, ports: [443], proxyUID: nil, ipv6: false, blockQUIC: true)
         let lines = rules.install.filter { !$0.mayFail }.map(\.line)

@@ -129,6 +129,12 @@ final class TransparentConnectionHandler: ChannelInboundHandler, RemovableChanne
         timer?.cancel()
         timer = nil
         shared.stats.peeked(outcome)
+        // Checked once the peek is decided: the proxy's own connection was recorded when its
+        // connect completed, before its first byte could arrive here.
+        if shared.ownConnections.contains(context.channel.remoteAddress) {
+            refuseOwnConnection(outcome: outcome, context: context)
+            return
+        }
         if case .malformed(let reason) = peek {
             shared.problemLog.run { suppressed in
                 logger.info(
@@ -202,6 +208,23 @@ final class TransparentConnectionHandler: ChannelInboundHandler, RemovableChanne
         record.peek = outcome.label
         record.hijack = hijack
         return record
+    }
+
+    /// The proxy's own upstream connection, redirected back to it: relaying it would dial the
+    /// same origin again, be redirected again, and so on until the connection limit.
+    private func refuseOwnConnection(outcome: TransparentStats.Peek, context: ChannelHandlerContext) {
+        state = .done
+        shared.stats.refuse()
+        let reason = "the proxy's own connection to \(original.map(ClientConnectionHandler.format) ?? "?") was redirected back to it: "
+            + "the netfilter rules exempt neither the uid it runs as nor its --outbound-mark (transparent-rules --proxy-uid / --outbound-mark)"
+        var record = baseRecord(name: nil, outcome: outcome, hijack: false)
+        record.fail(ProxyError(.loopDetected, reason))
+        record.totalMs = (NIODeadline.now() - started).milliseconds
+        env.finished(record)
+        shared.loopLog.run { suppressed in
+            logger.error("transparent connection refused: redirection loop", metadata: ["reason": "\(reason)", "suppressed": "\(suppressed)"])
+        }
+        context.close(promise: nil)
     }
 
     private func incompleteReason(received: Int) -> String {

@@ -50,7 +50,7 @@ fi
 ip netns exec "$POD" setpriv --reuid 10001 --regid 10001 --clear-groups -- "$binary" serve \
   --listen 127.0.0.1:8080 --admin-listen 127.0.0.1:8081 --transparent-listen 127.0.0.1:15001 \
   --provider json --resolver-url http://10.233.1.53/resolve --system-fallback false --ip-family ipv4 \
-  --allow-destination 10.233.0.0/16 --transparent-peek-timeout 1s --threads 1 --metrics true \
+  --allow-destination 10.233.0.0/16 --threads 1 --metrics true \
   >"$work/access.log" 2>"$work/proxy.log" &
 proxy_pid=$!
 pids_to_stop+=("$proxy_pid")
@@ -109,10 +109,18 @@ else
 fi
 
 body="$(in_app python3 "$peers" split-hello origin.test 443 origin.test "$work/ca.pem" 2>&1 || true)"
-[ "$body" = "origin /split" ] && pass "a ClientHello in three TCP segments still yields its SNI: '$body'" || fail "split ClientHello: '$body'"
+[ "$body" = "origin /split" ] && pass "a ClientHello in three TCP segments 300 ms apart (longer than the 300 ms peek timeout) yields its SNI: '$body'" \
+  || fail "split ClientHello: '$body'"
 
+started_ms=$(date +%s%3N)
 body="$(in_app python3 "$peers" banner 10.233.1.77 2525 2>&1 || true)"
-[ "$body" = "220 banner|ping" ] && pass "a server-speaks-first client is relayed to its original destination: '$body'" || fail "server-first: '$body'"
+elapsed_ms=$(( $(date +%s%3N) - started_ms ))
+# A silent client waits the peek timeout (300 ms), not the hello timeout (5 s).
+if [ "$body" = "220 banner|ping" ] && [ "$elapsed_ms" -lt 2500 ]; then
+  pass "a server-speaks-first client is relayed to its original destination after the peek timeout (${elapsed_ms} ms): '$body'"
+else
+  fail "server-first: '$body' after ${elapsed_ms} ms"
+fi
 
 body="$(in_app curl -sS --max-time 10 http://nothere.test/fallback 2>&1 || true)"
 [ "$body" = "decoy /fallback" ] && pass "a name HTTPDNS has no answer for goes to the original destination (--transparent-fallback original): '$body'" \
@@ -149,10 +157,10 @@ for mode in big-extension truncated garbage silent; do
   in_app python3 "$peers" raw 10.233.1.66 443 "$mode" "$release" >"$work/raw-$mode.out" 2>&1 &
   pids_to_stop+=("$!")
 done
-decided() { [ "$(stat "peeks['too_large']")" -ge 1 ] && [ "$(stat "peeks['partial']")" -ge 1 ] \
+decided() { [ "$(stat "peeks['too_large']")" -ge 1 ] && [ "$(stat "peeks['incomplete']")" -ge 1 ] \
   && [ "$(stat "peeks['unknown']")" -ge 1 ] && [ "$(stat "peeks['silent']")" -ge 2 ]; }
 if wait_until 15 decided; then
-  pass "bad input decided: a 70 KB extension block (too_large at once), truncated (partial), garbage (unknown), silent"
+  pass "bad input decided: a 70 KB extension block (too_large at once), truncated (incomplete at the hello timeout), garbage (unknown), silent"
 else
   fail "bad input not decided: $(admin /stats)"
 fi
@@ -161,9 +169,9 @@ body="$(in_app curl -sS --max-time 5 http://origin.test/meanwhile 2>&1 || true)"
 touch "$release"
 for mode in big-extension truncated garbage silent; do wait_until 10 test -s "$work/raw-$mode.out" || true; done
 say "       bad clients saw: $(cat "$work"/raw-*.out | tr '\n' ' ')"
-if wait_until 10 grep -q '"peek":"too_large"' "$work/access.log" && wait_until 10 grep -q '"peek":"partial"' "$work/access.log" \
+if wait_until 10 grep -q '"peek":"too_large"' "$work/access.log" && wait_until 10 grep -q '"peek":"incomplete"' "$work/access.log" \
   && grep -q '"peek":"unknown"' "$work/access.log" && grep -q 'not a well-formed\|transparent' "$work/proxy.log"; then
-  pass "each bad input has a logged outcome (access log peek too_large / partial / unknown)"
+  pass "each bad input has a logged outcome (access log peek too_large / incomplete / unknown)"
 else
   fail "bad input outcomes not logged"; tail -5 "$work/access.log"
 fi
@@ -178,7 +186,8 @@ ip netns exec "$POD" "$binary" transparent-rules --listener-port 15001 --ports 8
 ip netns exec "$POD" "$binary" serve \
   --listen 127.0.0.1:8080 --admin-listen 127.0.0.1:8081 --transparent-listen '[::]:15001' --outbound-mark 0x100 \
   --provider json --resolver-url http://10.233.1.53/resolve --system-fallback false --ip-family ipv4 \
-  --allow-destination 10.233.0.0/16,fd33::/16 --threads 1 >"$work/access.log" 2>"$work/proxy-mark.log" &
+  --allow-destination 10.233.0.0/16,fd33::/16 --transparent-fallback refuse --transparent-hello-timeout 1s \
+  --threads 1 >"$work/access.log" 2>"$work/proxy-mark.log" &
 proxy_pid=$!
 pids_to_stop+=("$proxy_pid")
 queries_before=$(wc -l <"$work/doh.log")
@@ -195,6 +204,38 @@ if [ "$body" = "220 banner|ping" ] && wait_until 5 grep -q '"original_dst":"\[fd
   pass "IPv6: redirected to [::1], original destination read with IP6T_SO_ORIGINAL_DST, relayed: '$body'"
 else
   fail "IPv6 relay: '$body'"; tail -3 "$work/access.log"
+fi
+rm -f "$release"
+in_app python3 "$peers" raw 10.233.1.66 443 truncated "$release" >"$work/raw-refused.out" 2>&1 || true
+if grep -q '^truncated: closed' "$work/raw-refused.out" \
+  && wait_until 5 grep -q '"ip":null,.*"error":"[^"]*transparent-hello-timeout[^"]*".*"peek":"incomplete"' "$work/access.log"; then
+  pass "--transparent-fallback refuse: a ClientHello still incomplete at --transparent-hello-timeout 1s is closed, not relayed"
+else
+  fail "incomplete hello with refuse: $(cat "$work/raw-refused.out")"; tail -3 "$work/access.log"
+fi
+kill -TERM "$proxy_pid"; wait "$proxy_pid" || true
+
+# A misconfiguration: the rules exempt mark 0x100 only, the proxy runs as root without the mark,
+# so its own connections (to the resolver, to origins) are redirected back to it. It must
+# recognise them (their source is one of its upstream sockets) and refuse them, not loop until
+# the connection limit.
+: >"$work/access.log"
+ip netns exec "$POD" "$binary" serve \
+  --listen 127.0.0.1:8080 --admin-listen 127.0.0.1:8081 --transparent-listen 127.0.0.1:15001 \
+  --provider json --resolver-url http://10.233.1.53/resolve --system-fallback false --ip-family ipv4 \
+  --allow-destination 10.233.0.0/16 --max-connections 64 --threads 1 >"$work/access.log" 2>"$work/proxy-loop.log" &
+proxy_pid=$!
+pids_to_stop+=("$proxy_pid")
+if wait_until 20 admin /healthz; then
+  body="$(in_app curl -sS --max-time 10 http://origin.test/loop 2>&1 || true)"
+  if wait_until 5 grep -q 'redirection loop' "$work/proxy-loop.log" && [ "$(stat accepted)" -le 16 ] \
+    && grep -q '"error":"the proxy.s own connection to [^"]* was redirected back to it' "$work/access.log"; then
+    pass "the proxy's own connections redirected back to it are refused and logged, no loop ($(stat accepted) accepts; the app saw: ${body:0:60})"
+  else
+    fail "own connections redirected back: $(stat accepted) accepts"; grep -c . "$work/access.log"; tail -3 "$work/proxy-loop.log"
+  fi
+else
+  fail "proxy (loop check) did not start"; tail -5 "$work/proxy-loop.log"
 fi
 kill -TERM "$proxy_pid"; wait "$proxy_pid" || true
 

@@ -10,7 +10,8 @@
               (also on --banner6 IPV6 when given)
   Each accepted connection is appended to DIR/accepts.log as "<server> <peer>".
 
-  split-hello HOST PORT NAME CAFILE   a TLS client whose ClientHello goes out in three TCP segments
+  split-hello HOST PORT NAME CAFILE   a TLS client whose ClientHello goes out in three TCP segments,
+                                      300 ms apart
   raw HOST PORT MODE RELEASE          bad inputs: big-extension | truncated | garbage | silent;
                                       holds the connection until the peer closes or RELEASE exists
   banner HOST PORT                    reads the banner without sending first
@@ -140,10 +141,11 @@ def split_hello(host, port, name, cafile):
         pass
     hello = outgoing.read()
     third = len(hello) // 3
-    # Three segments, paced so that the proxy reads them separately (its peek deadline is longer).
+    # Three segments 300 ms apart (a slow client or a lossy link): the pacing is the behaviour
+    # under test, since the whole hello takes longer than the proxy's peek timeout for a silent client.
     for piece in (hello[:third], hello[third:2 * third], hello[2 * third:]):
         sock.sendall(piece)
-        time.sleep(0.1)
+        time.sleep(0.3)
     while True:
         try:
             tls.do_handshake()

@@ -20,7 +20,7 @@ extension ConfigOption {
         connectTimeout, ipBackoff, ipBackoffMax, upstreamTimeout, headerTimeout, clientIdleTimeout, tunnelIdleTimeout,
         poolMaxIdle, poolIdleTimeout, shutdownGrace, via, threads,
         compareSystemDNS, compareRate, probeDomains,
-        transparentListen, transparentFallback, transparentPeekTimeout, outboundMark,
+        transparentListen, transparentFallback, transparentPeekTimeout, transparentHelloTimeout, outboundMark,
         dnsListen, dnsForwardZone, dnsUpstream, dnsRateLimit, dohListen, dohToken, fallbackProvider, fallbackResolverURL, fallbackResolverIP,
     ]
 

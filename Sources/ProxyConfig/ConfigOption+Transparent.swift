@@ -33,10 +33,17 @@ extension ConfigOption {
 
     public static let transparentPeekTimeout = durationOption(
         "transparent-peek-timeout", default: "300ms",
-        help: "How long a transparent connection's ClientHello or request head is waited for; a client that sent nothing by then (a server-speaks-first protocol) or only part is relayed to its original destination as is"
+        help: "How long a transparent connection that has sent nothing is waited for; then (a server-speaks-first protocol) it is relayed to its original destination as is"
     ) { $0.transparentPeekTimeout = $1 }
     .table(.transparent, .live, \.transparentPeekTimeout,
-        doc: "How long a transparent connection's ClientHello or request head is waited for. A client that sent nothing by then (a server-speaks-first protocol such as SMTP or MySQL) or only part is relayed to its original destination as is; such protocols see this much delay before their greeting. Reloadable.")
+        doc: "How long a transparent connection that has sent nothing is waited for. Then it is taken for a server-speaks-first protocol (SMTP, MySQL) and relayed to its original destination as is; such protocols see this much delay before their greeting. Once bytes have arrived, `transparent-hello-timeout` applies instead. Reloadable.")
+
+    public static let transparentHelloTimeout = durationOption(
+        "transparent-hello-timeout", default: "5s",
+        help: "How long (from the accept) a transparent connection's ClientHello or HTTP request head that has begun is waited for (at least transparent-peek-timeout); one still incomplete then follows transparent-fallback"
+    ) { $0.transparentHelloTimeout = $1 }
+    .table(.transparent, .live, \.transparentHelloTimeout,
+        doc: "How long, from the accept, a transparent connection whose first bytes begin a TLS ClientHello or an HTTP request head is waited for until the hello or head is complete (never less than `transparent-peek-timeout`): a slow client, a lossy link or a large post-quantum key share can spread a ClientHello over several segments and round trips. One still incomplete then follows `transparent-fallback`: `original` relays it to its original destination (peek `incomplete`, logged), `refuse` closes it. Reloadable.")
 
     public static let outboundMark = ConfigOption(
         name: "outbound-mark", valueName: "mark|off",
@@ -51,7 +58,7 @@ extension ConfigOption {
         config.outboundMark = try mark(text)
     }
     .table(.transparent, .restart, \.outboundMark,
-        doc: "Netfilter mark (`SO_MARK`, 1-4294967295, decimal or `0x` hex) put on every outbound socket, to origins and to the resolver service, so redirect rules (`transparent-rules --outbound-mark`) skip the proxy's own traffic. Needs `CAP_NET_ADMIN`; without it every connect fails. The alternative is an owner match on the proxy's uid (the default of `transparent-rules`).")
+        doc: "Netfilter mark (`SO_MARK`, 1-4294967295, decimal or `0x` hex) put on every outbound socket, to origins and to the resolver service, so redirect rules (`transparent-rules --outbound-mark`) skip the proxy's own traffic. Needs `CAP_NET_ADMIN`; without it every connect fails. The alternative is an owner match on the uid the proxy runs as (`transparent-rules --proxy-uid`).")
 
     /// A netfilter mark: 1...4294967295, decimal or 0x hex.
     public static func mark(_ text: String) throws(ConfigurationError) -> UInt32 {

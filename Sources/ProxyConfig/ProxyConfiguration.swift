@@ -174,8 +174,11 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// or is refused. Default original.
     public var transparentFallback: TransparentFallback = .original
     /// How long a transparent connection's first bytes (ClientHello, request head) are waited
-    /// for before it is relayed to its original destination as is. Default 300ms.
+    /// for while none has arrived; then it is relayed to its original destination as is. Default 300ms.
     public var transparentPeekTimeout: TimeAmount = .milliseconds(300)
+    /// How long (from the accept) a transparent connection's ClientHello or request head that has
+    /// begun is waited for; then `transparentFallback` decides. Default 5s.
+    public var transparentHelloTimeout: TimeAmount = .seconds(5)
     /// SO_MARK put on every outbound socket (origins and the resolver), so netfilter rules can
     /// exempt the proxy's own traffic from redirection; nil: none. Default nil.
     public var outboundMark: UInt32?

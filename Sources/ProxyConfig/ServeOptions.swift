@@ -278,6 +278,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.transparentPeekTimeout.name), help: help(for: .transparentPeekTimeout))
     public var transparentPeekTimeout: String?
 
+    @Option(name: .customLong(ConfigOption.transparentHelloTimeout.name), help: help(for: .transparentHelloTimeout))
+    public var transparentHelloTimeout: String?
+
     @Option(name: .customLong(ConfigOption.outboundMark.name), help: help(for: .outboundMark))
     public var outboundMark: String?
 

@@ -17,8 +17,10 @@ struct TransparentRulesCommand: ParsableCommand {
         discussion: """
             Redirects outbound TCP to --ports (default 80,443) to the transparent listener's port, \
             except traffic to loopback, from --proxy-uid, with --outbound-mark and to --exclude-cidr \
-            blocks; IPv4 and (unless --ipv6 false) IPv6. Applying twice leaves one copy; --remove \
-            takes the rules away. Needs iptables/ip6tables (nft or legacy) and CAP_NET_ADMIN.
+            blocks; IPv4 and (unless --ipv6 false) IPv6. --proxy-uid or --outbound-mark is required \
+            (there is no default: the proxy's own connections must be exempt); --proxy-uid 0 only \
+            with --outbound-mark. Applying twice leaves one copy; --remove takes the rules away. \
+            Needs iptables/ip6tables (nft or legacy) and CAP_NET_ADMIN.
             """
     )
 
@@ -28,8 +30,8 @@ struct TransparentRulesCommand: ParsableCommand {
     @Option(help: "Destination TCP ports to redirect, comma-separated")
     var ports: String = "80,443"
 
-    @Option(name: .customLong("proxy-uid"), help: "The proxy's uid, whose traffic is never redirected ('none': no owner match)")
-    var proxyUID: String = "10001"
+    @Option(name: .customLong("proxy-uid"), help: "The uid the proxy runs as, whose traffic is never redirected (the image: 10001; 'none': no owner match); this or --outbound-mark is required")
+    var proxyUID: String?
 
     @Option(name: .customLong("outbound-mark"), help: "The proxy's --outbound-mark, whose traffic is never redirected (decimal or 0x hex)")
     var outboundMark: String?
@@ -58,7 +60,7 @@ struct TransparentRulesCommand: ParsableCommand {
             throw ValidationError("--ports: \(error)")
         }
         var uid: Int?
-        if proxyUID != "none" {
+        if let proxyUID, proxyUID != "none" {
             guard let value = Int(proxyUID), value >= 0 else { throw ValidationError("--proxy-uid must be a uid number or 'none'") }
             uid = value
         }
@@ -78,8 +80,11 @@ struct TransparentRulesCommand: ParsableCommand {
                 throw ValidationError("--exclude-cidr \(item): \(error)")
             }
         }
-        return TransparentRules(
+        let rules = TransparentRules(
             listenerPort: listenerPort, ports: portList, proxyUID: uid, mark: mark, excluded: excluded, ipv6: ipv6, blockQUIC: dropQUIC)
+        // Removal needs no exemption: it deletes the chains whatever they held.
+        if !remove, let problem = rules.problem { throw ValidationError(problem) }
+        return rules
     }
 
     func run() throws {

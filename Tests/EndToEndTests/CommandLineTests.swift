@@ -69,6 +69,24 @@ struct CommandLineTests {
         #expect(misspelt.stderr.contains("See 'httpdns-proxy serve --help'"), "\(misspelt.stderr)")
     }
 
+    /// The rules never guess the proxy's uid: a wrong guess sends its own connections back to it.
+    @Test func transparentRulesNeedTheProxysUIDOrMark() throws {
+        let bare = try ResolveRun.run(["transparent-rules", "--listener-port", "15001"])
+        #expect(bare.status != 0, "\(bare.stdout)")
+        #expect(bare.stderr.contains("give --proxy-uid (the uid the proxy runs as) or --outbound-mark"), "\(bare.stderr)")
+        #expect(!bare.stdout.contains("--uid-owner"), "\(bare.stdout)")
+        let root = try ResolveRun.run(["transparent-rules", "--listener-port", "15001", "--proxy-uid", "0"])
+        #expect(root.status != 0, "\(root.stdout)")
+        #expect(root.stderr.contains("--proxy-uid 0 would exempt all of root's traffic"), "\(root.stderr)")
+        let uid = try ResolveRun.run(["transparent-rules", "--listener-port", "15001", "--proxy-uid", "10001"])
+        #expect(uid.status == 0, "\(uid.stderr)")
+        #expect(uid.stdout.contains("-m owner --uid-owner 10001 -j RETURN"), "\(uid.stdout)")
+        let mark = try ResolveRun.run(["transparent-rules", "--listener-port", "15001", "--proxy-uid", "0", "--outbound-mark", "0x100"])
+        #expect(mark.status == 0, "\(mark.stderr)")
+        #expect(mark.stdout.contains("-m mark --mark 256 -j RETURN"), "\(mark.stdout)")
+        #expect(try ResolveRun.run(["transparent-rules", "--remove"]).status == 0)
+    }
+
     @Test func configCheckPrintsTheEffectiveConfigurationRedacted() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("config-check-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

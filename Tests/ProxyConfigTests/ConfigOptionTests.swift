@@ -17,7 +17,7 @@ import Testing
     @Test func registryNamesAreUniqueKebabCase() {
         let names = ConfigOption.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 87)
+        #expect(names.count == 88)
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
@@ -146,7 +146,8 @@ import Testing
             // (alibaba-encryption's default text "none" is a value, but reads as "no default" here.)
             "HTTPDNS_PROXY_ALIBABA_API": "v1", "HTTPDNS_PROXY_SCHEDULER_REFRESH": "1ms",
             "HTTPDNS_PROXY_TRANSPARENT_LISTEN": "127.0.0.1:2", "HTTPDNS_PROXY_TRANSPARENT_FALLBACK": "refuse",
-            "HTTPDNS_PROXY_TRANSPARENT_PEEK_TIMEOUT": "1ms", "HTTPDNS_PROXY_OUTBOUND_MARK": "1",
+            "HTTPDNS_PROXY_TRANSPARENT_PEEK_TIMEOUT": "1ms", "HTTPDNS_PROXY_TRANSPARENT_HELLO_TIMEOUT": "1ms",
+            "HTTPDNS_PROXY_OUTBOUND_MARK": "1",
             "HTTPDNS_PROXY_DNS_LISTEN": "127.0.0.1:5353", "HTTPDNS_PROXY_DNS_UPSTREAM": "127.0.0.1:53", "HTTPDNS_PROXY_DNS_RATE_LIMIT": "5",
             "HTTPDNS_PROXY_DOH_LISTEN": "127.0.0.1:8053",
         ])

@@ -186,6 +186,8 @@ let optionSamples: [OptionSample] = [
           file: ("refuse", "refuse"), env: ("original", "original"), flag: (["refuse"], "refuse")),
     .init(name: "transparent-peek-timeout", defaultValue: "\(300 * ms)",
           file: ("1s", "\(1000 * ms)"), env: ("50ms", "\(50 * ms)"), flag: (["2"], "\(2000 * ms)")),
+    .init(name: "transparent-hello-timeout", defaultValue: "\(5000 * ms)",
+          file: ("10s", "\(10000 * ms)"), env: ("2s", "\(2000 * ms)"), flag: (["1500ms"], "\(1500 * ms)")),
     .init(name: "outbound-mark", defaultValue: "off",
           file: ("0x10", "16"), env: ("7", "7"), flag: (["4294967295"], "4294967295")),
     .init(name: "dns-listen", defaultValue: "off",

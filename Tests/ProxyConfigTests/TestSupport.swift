@@ -116,6 +116,7 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "transparent-listen": config.transparentListen?.description ?? "off"
     case "transparent-fallback": config.transparentFallback.rawValue
     case "transparent-peek-timeout": "\(config.transparentPeekTimeout.nanoseconds)"
+    case "transparent-hello-timeout": "\(config.transparentHelloTimeout.nanoseconds)"
     case "outbound-mark": config.outboundMark.map { "\($0)" } ?? "off"
     case "dns-listen": config.dnsListen?.description ?? "off"
     case "dns-forward-zone": config.dnsForwardZones.suffixes.joined(separator: ",")

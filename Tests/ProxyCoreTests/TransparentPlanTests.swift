@@ -12,17 +12,14 @@ import Testing
         Resolution(addresses: ips.map { try! SocketAddress(ipAddress: $0, port: 443) }, source: source)
     }
 
-    @Test func stepsFromPeeks() {
-        #expect(TransparentPlan.step(.needMore, received: 3, timedOut: false).0 == .wait)
-        #expect(TransparentPlan.step(.needMore, received: 0, timedOut: true) == (.relayOriginal, .silent))
-        #expect(TransparentPlan.step(.needMore, received: 3, timedOut: true) == (.relayOriginal, .partial))
-        #expect(TransparentPlan.step(.tls(serverName: "a.test"), received: 9, timedOut: false) == (.resolve(name: "a.test", http: false), .tls))
-        #expect(TransparentPlan.step(.tls(serverName: nil), received: 9, timedOut: false) == (.relayOriginal, .tlsNoSNI))
-        #expect(TransparentPlan.step(.http(host: "a.test"), received: 9, timedOut: true) == (.resolve(name: "a.test", http: true), .http))
-        #expect(TransparentPlan.step(.http(host: nil), received: 9, timedOut: false) == (.relayOriginal, .httpNoHost))
-        #expect(TransparentPlan.step(.unknown, received: 9, timedOut: false) == (.relayOriginal, .unknown))
-        #expect(TransparentPlan.step(.malformed("x"), received: 9, timedOut: false) == (.relayOriginal, .malformed))
-        #expect(TransparentPlan.step(.tooLarge, received: 9, timedOut: false) == (.relayOriginal, .tooLarge))
+    @Test func stepsFromDecidedPeeks() {
+        #expect(TransparentPlan.step(decided: .tls(serverName: "a.test")) == (.resolve(name: "a.test", http: false), .tls))
+        #expect(TransparentPlan.step(decided: .tls(serverName: nil)) == (.relayOriginal, .tlsNoSNI))
+        #expect(TransparentPlan.step(decided: .http(host: "a.test")) == (.resolve(name: "a.test", http: true), .http))
+        #expect(TransparentPlan.step(decided: .http(host: nil)) == (.relayOriginal, .httpNoHost))
+        #expect(TransparentPlan.step(decided: .unknown) == (.relayOriginal, .unknown))
+        #expect(TransparentPlan.step(decided: .malformed("x")) == (.relayOriginal, .malformed))
+        #expect(TransparentPlan.step(decided: .tooLarge) == (.relayOriginal, .tooLarge))
     }
 
     @Test func anAnswerWithoutTheDialedAddressIsAHijack() {
@@ -111,6 +108,14 @@ import Testing
         // Removal of an earlier run comes first and may fail (nothing to remove the first time).
         #expect(rules.install.prefix(rules.removal.count).allSatisfy { $0.mayFail })
         #expect(rules.removal.first?.line == "iptables -w -t nat -D OUTPUT -p tcp -j HTTPDNS_PROXY_REDIRECT 2>/dev/null || true")
+    }
+
+    @Test func theProxysOwnTrafficMustBeExemptAndNotAllOfRoots() {
+        #expect(TransparentRules(listenerPort: 15001, proxyUID: nil).problem?.contains("give --proxy-uid") == true)
+        #expect(TransparentRules(listenerPort: 15001, proxyUID: 0).problem?.contains("--proxy-uid 0 would exempt all of root's traffic") == true)
+        #expect(TransparentRules(listenerPort: 15001, proxyUID: 0, mark: 0x100).problem == nil)
+        #expect(TransparentRules(listenerPort: 15001, proxyUID: nil, mark: 0x100).problem == nil)
+        #expect(TransparentRules(listenerPort: 15001, proxyUID: 10001).problem == nil)
     }
 
     @Test func quicBlockAndIPv4Only() {

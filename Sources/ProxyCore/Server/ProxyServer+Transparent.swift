@@ -38,7 +38,8 @@ extension ProxyServer {
     /// `TransparentConnectionHandler`, which reads only while it peeks (autoRead off).
     func bindTransparentListener() async throws -> (any Channel)? {
         guard let listen = configuration.transparentListen else { return nil }
-        let shared = TransparentContext(env: env, resolver: connector.resolver, stats: transparentStats, ownListeners: ownListeners)
+        let shared = TransparentContext(env: env, resolver: connector.resolver, stats: transparentStats, ownListeners: ownListeners,
+            ownConnections: connector.ownConnections)
         let tracker = self.tracker
         let admission = self.admission
         let refusalLog = self.refusalLog

@@ -20,6 +20,8 @@ final class TransparentConnectionHandler: ChannelInboundHandler, RemovableChanne
     private var buffer: ByteBuffer?
     private var original: SocketAddress?
     private var timer: Scheduled<Void>?
+    private var timerDeadline: NIODeadline?
+    private var clock: TransparentPeekClock?
     private let started = NIODeadline.now()
     private var client = "?"
     private var logger: Logger
@@ -73,12 +75,11 @@ final class TransparentConnectionHandler: ChannelInboundHandler, RemovableChanne
                 return
             }
             self.original = original
-            let timeout = self.env.configuration.transparentPeekTimeout
-            self.timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
-                self?.timer = nil
-                self?.evaluate(timedOut: true)
-            }
-            self.evaluate(timedOut: false)
+            let configuration = self.env.configuration
+            self.clock = TransparentPeekClock(
+                started: self.started, silentTimeout: configuration.transparentPeekTimeout,
+                helloTimeout: configuration.transparentHelloTimeout, fallback: configuration.transparentFallback)
+            self.evaluate()
             if self.state == .peeking { context.read() }
         }
     }
@@ -90,7 +91,7 @@ final class TransparentConnectionHandler: ChannelInboundHandler, RemovableChanne
         } else {
             buffer!.writeBuffer(&bytes)
         }
-        if original != nil { evaluate(timedOut: false) }
+        if original != nil { evaluate() }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -114,16 +115,26 @@ final class TransparentConnectionHandler: ChannelInboundHandler, RemovableChanne
 
     // MARK: - decisions
 
-    private func evaluate(timedOut: Bool) {
-        guard state == .peeking, let original, let context else { return }
+    private func evaluate() {
+        guard state == .peeking, let original, let context, var clock else { return }
         let received = buffer?.readableBytes ?? 0
         let peek = TransparentPeek.classify(buffer?.readableBytesView ?? ByteBuffer().readableBytesView)
-        let (step, outcome) = TransparentPlan.step(peek, received: received, timedOut: timedOut)
-        guard step != .wait, let outcome else { return }
+        let (step, outcome) = clock.step(peek, received: received, now: .now())
+        self.clock = clock
+        guard step != .wait, let outcome else {
+            arm(at: clock.deadline, context: context)
+            return
+        }
         state = .deciding
         timer?.cancel()
         timer = nil
         shared.stats.peeked(outcome)
+        // Checked once the peek is decided: the proxy's own connection was recorded when its
+        // connect completed, before its first byte could arrive here.
+        if shared.ownConnections.contains(context.channel.remoteAddress) {
+            refuseOwnConnection(outcome: outcome, context: context)
+            return
+        }
         if case .malformed(let reason) = peek {
             shared.problemLog.run { suppressed in
                 logger.info(
@@ -134,7 +145,16 @@ final class TransparentConnectionHandler: ChannelInboundHandler, RemovableChanne
         switch step {
         case .wait:
             return
+        case .refuse:
+            refuse(name: nil, outcome: outcome, kind: .requestTimeout, reason: incompleteReason(received: received), context: context)
         case .relayOriginal:
+            if outcome == .incomplete {
+                shared.problemLog.run { suppressed in
+                    logger.info(
+                        "transparent connection: ClientHello or request head incomplete; relayed to its original destination",
+                        metadata: ["reason": "\(incompleteReason(received: received))", "suppressed": "\(suppressed)"])
+                }
+            }
             relay(host: original.ipAddress ?? "", name: nil, outcome: outcome, hijack: false, context: context)
         case .resolve(let name, let http):
             let port = original.port ?? 0
@@ -168,6 +188,17 @@ final class TransparentConnectionHandler: ChannelInboundHandler, RemovableChanne
         }
     }
 
+    /// (Re)schedules the peek's timer when the clock's deadline moved (the first byte arrived).
+    private func arm(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        guard timerDeadline != deadline || timer == nil else { return }
+        timer?.cancel()
+        timerDeadline = deadline
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            self?.timer = nil
+            self?.evaluate()
+        }
+    }
+
     private func baseRecord(name: String?, outcome: TransparentStats.Peek, hijack: Bool) -> AccessLogRecord {
         var record = AccessLogRecord(kind: .transparent, client: client, method: "-")
         record.scheme = [.tls, .tlsNoSNI].contains(outcome) ? "tls" : "tcp"
@@ -179,11 +210,34 @@ final class TransparentConnectionHandler: ChannelInboundHandler, RemovableChanne
         return record
     }
 
-    private func refuse(name: String?, outcome: TransparentStats.Peek, reason: String, context: ChannelHandlerContext) {
+    /// The proxy's own upstream connection, redirected back to it: relaying it would dial the
+    /// same origin again, be redirected again, and so on until the connection limit.
+    private func refuseOwnConnection(outcome: TransparentStats.Peek, context: ChannelHandlerContext) {
+        state = .done
+        shared.stats.refuse()
+        let reason = "the proxy's own connection to \(original.map(ClientConnectionHandler.format) ?? "?") was redirected back to it: "
+            + "the netfilter rules exempt neither the uid it runs as nor its --outbound-mark (transparent-rules --proxy-uid / --outbound-mark)"
+        var record = baseRecord(name: nil, outcome: outcome, hijack: false)
+        record.fail(ProxyError(.loopDetected, reason))
+        record.totalMs = (NIODeadline.now() - started).milliseconds
+        env.finished(record)
+        shared.loopLog.run { suppressed in
+            logger.error("transparent connection refused: redirection loop", metadata: ["reason": "\(reason)", "suppressed": "\(suppressed)"])
+        }
+        context.close(promise: nil)
+    }
+
+    private func incompleteReason(received: Int) -> String {
+        "\(received) bytes of a ClientHello or request head by --transparent-hello-timeout (\(env.configuration.transparentHelloTimeout.milliseconds) ms)"
+    }
+
+    private func refuse(
+        name: String?, outcome: TransparentStats.Peek, kind: ProxyError.Kind = .resolveFailed, reason: String, context: ChannelHandlerContext
+    ) {
         state = .done
         shared.stats.refuse()
         var record = baseRecord(name: name, outcome: outcome, hijack: false)
-        record.fail(ProxyError(.resolveFailed, reason))
+        record.fail(ProxyError(kind, reason))
         record.totalMs = (NIODeadline.now() - started).milliseconds
         env.finished(record)
         shared.problemLog.run { suppressed in

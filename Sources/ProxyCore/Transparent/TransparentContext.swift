@@ -8,12 +8,20 @@ final class TransparentContext: Sendable {
     let resolver: any UpstreamResolver
     let stats: TransparentStats
     let ownListeners: OwnListeners
+    /// The local ends of the proxy's own upstream connections (one redirected back is refused).
+    let ownConnections: OwnConnections
     /// At most one line a second for what any client can repeat at will (hijacks, relays that
     /// failed, connections that were not redirected).
     let hijackLog = LogRateLimiter()
     let problemLog = LogRateLimiter()
+    /// The proxy's own connections redirected back to it: a misconfiguration, logged apart.
+    let loopLog = LogRateLimiter()
 
-    init(env: ProxyEnvironment, resolver: any UpstreamResolver, stats: TransparentStats, ownListeners: OwnListeners) {
+    init(
+        env: ProxyEnvironment, resolver: any UpstreamResolver, stats: TransparentStats, ownListeners: OwnListeners,
+        ownConnections: OwnConnections = OwnConnections()
+    ) {
+        self.ownConnections = ownConnections
         self.env = env
         self.resolver = resolver
         self.stats = stats

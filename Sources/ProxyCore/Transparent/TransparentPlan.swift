@@ -5,20 +5,21 @@ import ProxyConfig
 /// first bytes ask for, then, once the name is resolved, where it goes.
 enum TransparentPlan {
     enum Step: Equatable {
-        /// More bytes may still come before the deadline.
+        /// More bytes may still come before the deadline (`TransparentPeekClock`).
         case wait
         /// Resolve the SNI name (`http` false) or the Host name (`http` true) through HTTPDNS.
         case resolve(name: String, http: Bool)
         /// No name: relay to the original destination as is.
         case relayOriginal
+        /// Close (a hello still incomplete at its deadline, `--transparent-fallback refuse`).
+        case refuse
     }
 
-    /// What to do after `peek` (of `received` bytes), and the outcome to count.
-    static func step(_ peek: TransparentPeek, received: Int, timedOut: Bool) -> (Step, TransparentStats.Peek?) {
+    /// What to do after a peek the bytes decided (anything but `.needMore`, which waits on the
+    /// clock), and the outcome to count.
+    static func step(decided peek: TransparentPeek) -> (Step, TransparentStats.Peek?) {
         switch peek {
-        case .needMore:
-            guard timedOut else { return (.wait, nil) }
-            return (.relayOriginal, received == 0 ? .silent : .partial)
+        case .needMore: return (.wait, nil)
         case .tls(let name?): return (.resolve(name: name, http: false), .tls)
         case .tls(nil): return (.relayOriginal, .tlsNoSNI)
         case .http(let host?): return (.resolve(name: host, http: true), .http)

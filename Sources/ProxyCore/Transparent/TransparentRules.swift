@@ -13,7 +13,8 @@ import ProxyConfig
 public struct TransparentRules: Sendable, Equatable {
     public var listenerPort: Int
     public var ports: [Int]
-    /// The proxy's uid (the image runs as 10001); nil: no owner match.
+    /// The proxy's uid (the image runs as 10001); nil: no owner match. No default: a wrong guess
+    /// sends the proxy's own connections back to it.
     public var proxyUID: Int?
     /// The proxy's `--outbound-mark`; nil: no mark match.
     public var mark: UInt32?
@@ -25,7 +26,7 @@ public struct TransparentRules: Sendable, Equatable {
     public static let quicChain = "HTTPDNS_PROXY_QUIC"
 
     public init(
-        listenerPort: Int, ports: [Int] = [80, 443], proxyUID: Int? = 10001, mark: UInt32? = nil,
+        listenerPort: Int, ports: [Int] = [80, 443], proxyUID: Int?, mark: UInt32? = nil,
         excluded: [CIDR] = [], ipv6: Bool = true, blockQUIC: Bool = false
     ) {
         self.listenerPort = listenerPort
@@ -35,6 +36,21 @@ public struct TransparentRules: Sendable, Equatable {
         self.excluded = excluded
         self.ipv6 = ipv6
         self.blockQUIC = blockQUIC
+    }
+
+    /// Why these rules cannot be installed, or nil. Without a uid or a mark nothing keeps the
+    /// proxy's own connections out of the redirect; uid 0 exempts every root process (an app run
+    /// as root, a sidecar's shell) along with the proxy, so it needs the mark instead.
+    public var problem: String? {
+        if proxyUID == nil && mark == nil {
+            return "give --proxy-uid (the uid the proxy runs as) or --outbound-mark (the proxy's --outbound-mark): "
+                + "without either, the proxy's own connections to origins are redirected back to it"
+        }
+        if proxyUID == 0 && mark == nil {
+            return "--proxy-uid 0 would exempt all of root's traffic, not only the proxy's: run the proxy under its own uid, "
+                + "or start it with --outbound-mark and give the same --outbound-mark here (with --proxy-uid none)"
+        }
+        return nil
     }
 
     /// One command; `mayFail` ones remove what an earlier run left (absent the first time).

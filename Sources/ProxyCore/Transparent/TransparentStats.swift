@@ -4,9 +4,9 @@ import Synchronization
 public final class TransparentStats: Sendable {
     /// Outcomes of a transparent connection's first bytes, one counter each.
     enum Peek: Int, CaseIterable {
-        case tls, tlsNoSNI, http, httpNoHost, unknown, silent, partial, malformed, tooLarge
+        case tls, tlsNoSNI, http, httpNoHost, unknown, silent, incomplete, malformed, tooLarge
         var label: String {
-            ["tls_sni", "tls_no_sni", "http_host", "http_no_host", "unknown", "silent", "partial", "malformed", "too_large"][rawValue]
+            ["tls_sni", "tls_no_sni", "http_host", "http_no_host", "unknown", "silent", "incomplete", "malformed", "too_large"][rawValue]
         }
     }
 
@@ -49,8 +49,9 @@ public final class TransparentStats: Sendable {
         public var hijacks: Int
         /// Names HTTPDNS had no answer for, relayed to the original destination.
         public var fallbacks: Int
-        /// Connections closed without a relay (no answer and `--transparent-fallback refuse`, a
-        /// destination the policy denies, or a connect failure).
+        /// Connections closed without a relay (no answer or a hello still incomplete, with
+        /// `--transparent-fallback refuse`; a destination the policy denies; a connect failure; the
+        /// proxy's own connection redirected back to it).
         public var refused: Int
         /// Connections that were not redirected (no original destination, or it is this listener).
         public var noOriginalDestination: Int

@@ -44,8 +44,14 @@ final class ConnectAttemptObserver: ChannelOutboundHandler, RemovableChannelHand
     private let metrics: ProxyMetrics?
     /// A successful TCP connect ends the attempt (no TLS handshake follows): count it as `ok`.
     private let successIsFinal: Bool
+    /// Where a connected socket's local end is recorded (transparent loop detection); nil: nowhere.
+    private let own: OwnConnections?
 
-    init(health: IPHealthRegistry?, attempts: ConnectAttempts?, metrics: ProxyMetrics? = nil, successIsFinal: Bool = true) {
+    init(
+        health: IPHealthRegistry?, attempts: ConnectAttempts?, metrics: ProxyMetrics? = nil, successIsFinal: Bool = true,
+        own: OwnConnections? = nil
+    ) {
+        self.own = own
         self.health = health
         self.attempts = attempts
         self.metrics = metrics
@@ -57,6 +63,7 @@ final class ConnectAttemptObserver: ChannelOutboundHandler, RemovableChannelHand
         let attempts = self.attempts
         let metrics = self.metrics
         let successIsFinal = self.successIsFinal
+        let own = self.own
         let started = health?.now() ?? .now()
         let ipv6 = address.protocol == .inet6
         attempts?.started(address)
@@ -67,6 +74,7 @@ final class ConnectAttemptObserver: ChannelOutboundHandler, RemovableChannelHand
             let context = loopBound.value
             switch result {
             case .success:
+                own?.add(context.channel)
                 let connectTime = (health?.now() ?? .now()) - started
                 if let health, let endpoint = UpstreamEndpoint(address) {
                     health.recordSuccess(endpoint, connectTime: connectTime)

@@ -48,6 +48,8 @@ public final class UpstreamConnector: Sendable {
     let metrics: ProxyMetrics?
     /// SO_MARK of every origin socket (`--outbound-mark`); nil: none.
     let outboundMark: UInt32?
+    /// The local ends of the connections made here, for the transparent listener's loop check.
+    public let ownConnections: OwnConnections
 
     public init(
         resolver: any UpstreamResolver,
@@ -57,8 +59,10 @@ public final class UpstreamConnector: Sendable {
         health: IPHealthRegistry? = nil,
         ownListeners: OwnListeners = OwnListeners(),
         metrics: ProxyMetrics? = nil,
-        outboundMark: UInt32? = nil
+        outboundMark: UInt32? = nil,
+        ownConnections: OwnConnections = OwnConnections()
     ) {
+        self.ownConnections = ownConnections
         self.outboundMark = outboundMark
         self.ownListeners = ownListeners
         self.metrics = metrics
@@ -222,6 +226,7 @@ public final class UpstreamConnector: Sendable {
         let connectTimeout = self.connectTimeout
         let health = self.health
         let metrics = self.metrics
+        let own = self.ownConnections
         let attempts = ConnectAttempts()
         var bootstrap = ClientBootstrap(group: eventLoop)
         if let outboundMark {
@@ -234,7 +239,7 @@ public final class UpstreamConnector: Sendable {
                 do {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(
-                        ConnectAttemptObserver(health: health, attempts: attempts, metrics: metrics, successIsFinal: plan.tls == nil))
+                        ConnectAttemptObserver(health: health, attempts: attempts, metrics: metrics, successIsFinal: plan.tls == nil, own: own))
                     if let tls = plan.tls, let tlsContext {
                         try sync.addHandler(
                             OpenSSLClientHandler(context: tlsContext, serverName: tls.serverName, port: plan.port, spkiPins: tls.spkiPins)

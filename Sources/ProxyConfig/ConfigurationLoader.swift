@@ -159,6 +159,12 @@ extension ConfigurationLoader {
             throw .conflict(reason: "--transparent-listen \(transparent) (from \(origin(ConfigOption.transparentListen.name))) is also "
                 + "the address of --listen or --admin-listen; use another port")
         }
+        // Every other pair (the DoH and DNS listeners too), and a wildcard address covering another.
+        if let (first, second) = config.collidingListeners() {
+            throw .conflict(reason: "--\(first.option.name) \(first.address) (from \(origin(first.option.name))) and "
+                + "--\(second.option.name) \(second.address) (from \(origin(second.option.name))) cannot both listen: "
+                + "the same port on the same or an overlapping address; use another port")
+        }
         if config.transparentListen != nil, !config.proxyAuth.isEmpty {
             throw .conflict(reason: "--transparent-listen (from \(origin(ConfigOption.transparentListen.name))) and --proxy-auth "
                 + "(from \(origin(ConfigOption.proxyAuth.name))) do not go together: a redirected app cannot send proxy credentials")

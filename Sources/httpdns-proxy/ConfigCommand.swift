@@ -53,9 +53,10 @@ struct ConfigCheckCommand: ParsableCommand {
         abstract: "Validate the config file, environment and flags together; print the effective configuration.",
         discussion: """
             Reads everything `serve` reads (flags > HTTPDNS_PROXY_* environment > --config file > \
-            defaults) and prints the effective value of every option, secrets redacted. Exit 0 when \
-            the proxy would start with it, 1 with the reason when not. Unknown HTTPDNS_PROXY_* \
-            variables are warned about on stderr.
+            defaults) and checks it as `serve` does, files included (htpasswd, CA files, the access \
+            log's directory) and listener addresses against each other. Prints the effective value \
+            of every option, secrets redacted. Exit 0 when the proxy would start with it, 1 with the \
+            reason when not. Unknown HTTPDNS_PROXY_* variables are warned about on stderr.
             """
     )
 
@@ -68,7 +69,7 @@ struct ConfigCheckCommand: ParsableCommand {
         }
         let configuration: ProxyConfiguration
         do {
-            configuration = try LoadedConfiguration.load(options, environment: environment)
+            configuration = try LoadedConfiguration.loadToServe(options, environment: environment)
         } catch {
             StandardError.write("configuration is not valid: \(error)\n")
             throw ExitCode(1)

@@ -37,7 +37,7 @@ extension ConfigOption {
         }
         config.dnsUpstreams = upstreams
     }
-    .table(.dnsListeners, .restart, \.dnsUpstreams,
+    .table(.dnsListeners, .restart, \.dnsUpstreams, inForce: InForce.dnsUpstreams,
         doc: "`IP:PORT` resolvers the DNS listener forwards to, tried in order, each within `resolver-timeout`; the default (or `resolv.conf`) is the `nameserver` lines of /etc/resolv.conf as read at start. An upstream that is the listener itself is left out. Set at start. Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 
     public static let dnsRateLimit = ConfigOption(
@@ -112,7 +112,7 @@ extension ConfigOption {
         _ = try HTTPServiceURL(parsing: text)
         config.fallbackResolverURL = text
     }
-    .table(.dnsListeners, .resolverService, \.fallbackResolverURL,
+    .table(.dnsListeners, .resolverService, \.fallbackResolverURL, inForce: InForce.fallbackResolverURL,
         doc: "The fallback provider's service URL; default that provider's default URL (pinned to its default IPs then). Reloadable with the provider.")
 
     public static let resolverToken = ConfigOption(

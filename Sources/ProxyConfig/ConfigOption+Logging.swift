@@ -172,6 +172,6 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.threads = try integer(single(items), in: 0...1024)
     }
-    .table(.listening, .restart, \.threads,
+    .table(.listening, .restart, \.threads, inForce: InForce.threads,
         doc: "Event-loop threads, 0-1024; `0` means one per CPU core.")
 }

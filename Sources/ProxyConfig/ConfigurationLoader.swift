@@ -66,6 +66,7 @@ public enum ConfigurationLoader {
             }
         }
         config.configFile = configPath
+        config.sources = ConfigurationSources(byOption: sources)
 
         try checkConflicts(config, sources: sources)
         return config

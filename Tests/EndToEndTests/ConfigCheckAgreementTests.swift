@@ -76,4 +76,29 @@ struct ConfigCheckAgreementTests {
             }
         }
     }
+
+    /// A reload takes the same path: what config check refuses, a reload refuses (422) and the
+    /// running configuration stays, though these options would only apply after a restart.
+    @Test func aReloadRefusesWhatConfigCheckRefuses() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("check-reload-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/proxy.yaml"
+        try "connect-timeout: 5s\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let port = try Loopback.unusedPort()
+        let proxy = try ProxyProcess.launch(["--listen", "127.0.0.1:\(port)", "--config", file])
+        defer { proxy.stop() }
+        let edits = [
+            ("access-log: \(directory)/missing/access.log\n", "access log"),
+            ("doh-listen: 127.0.0.1:\(port)\n", "cannot both listen"),
+        ]
+        for (yaml, reason) in edits {
+            try yaml.write(toFile: file, atomically: true, encoding: .utf8)
+            let reload = try ReloadTests.reload(proxy)
+            #expect(reload.status == 422 && reload.bodyText.contains(reason), "\(yaml): \(reload.status) \(reload.bodyText)")
+            let check = try ResolveRun.run(["config", "check", "--listen", "127.0.0.1:\(port)", "--provider", "system", "--config", file])
+            #expect(check.status == 1 && check.stderr.contains(reason), "\(yaml): \(check.stderr)")
+        }
+        #expect(try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/healthz", proxy: nil).status == 200)
+    }
 }

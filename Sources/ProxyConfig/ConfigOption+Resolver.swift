@@ -185,7 +185,7 @@ extension ConfigOption {
         help: "Extra CA certificates (PEM) trusted for the resolver service, e.g. a private one"
     ) { $0.resolverCAFile = $1 }
     .table(.resolver, .resolverService, \.resolverCAFile,
-        doc: "Extra CA certificates (PEM) trusted for the resolver service, e.g. a private one.")
+        doc: "Extra CA certificates (PEM) trusted for the resolver service, e.g. a private one. Loaded at start and reload as libcurl loads it: an unreadable file or one OpenSSL cannot load stops the proxy (or refuses the reload; `config check` says why) instead of failing every query.")
 
     public static let ipFamily = ConfigOption(
         name: "ip-family", valueName: "family",

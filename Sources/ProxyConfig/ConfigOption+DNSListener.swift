@@ -37,7 +37,7 @@ extension ConfigOption {
         }
         config.dnsUpstreams = upstreams
     }
-    .table(.dnsListeners, .restart, \.dnsUpstreams,
+    .table(.dnsListeners, .restart, \.dnsUpstreams, inForce: InForce.dnsUpstreams,
         doc: "`IP:PORT` resolvers the DNS listener forwards to, tried in order, each within `resolver-timeout`; the default (or `resolv.conf`) is the `nameserver` lines of /etc/resolv.conf as read at start. An upstream that is the listener itself is left out. Set at start. Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 
     public static let dnsRateLimit = ConfigOption(
@@ -112,7 +112,7 @@ extension ConfigOption {
         _ = try HTTPServiceURL(parsing: text)
         config.fallbackResolverURL = text
     }
-    .table(.dnsListeners, .resolverService, \.fallbackResolverURL,
+    .table(.dnsListeners, .resolverService, \.fallbackResolverURL, inForce: InForce.fallbackResolverURL,
         doc: "The fallback provider's service URL; default that provider's default URL (pinned to its default IPs then). A URL naming a host needs `fallback-resolver-ip` to be reached without system DNS. Reloadable with the provider.")
 
     public static let fallbackResolverIP = ConfigOption(
@@ -123,7 +123,7 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.fallbackResolverIPs = try ipAddresses(items)
     }
-    .table(.dnsListeners, .resolverService, \.fallbackResolverIPs, default: "per provider",
+    .table(.dnsListeners, .resolverService, \.fallbackResolverIPs, default: "per provider", inForce: InForce.fallbackResolverIPs,
         doc: "Bootstrap IPs the `fallback-resolver-url` host is pinned to, as `resolver-ip` is for the first provider: the fallback is asked exactly when the network is failing, so it must not depend on system DNS. Without it a fallback URL that names a host is resolved by system DNS (its default URL uses its default IPs). Ignored when the URL's host is an IP address. Flag repeatable (or comma-separated); env comma-separated; YAML list. Reloadable with the provider.")
 
     public static let resolverToken = ConfigOption(

@@ -32,7 +32,7 @@ extension ConfigOption {
         config.accessLog = try AccessLogDestination(parsing: single(items))
     }
     .table(.logging, .restart, \.accessLog,
-        doc: "`stdout`, `off`, or a file path containing `/` (e.g. `./access.log`). A file is opened again on SIGUSR1 and SIGHUP, for log rotation: see [operations](operations.md#log-rotation-and-signals).")
+        doc: "`stdout`, `off`, or a file path containing `/` (e.g. `./access.log`); its directory must exist (`config check` checks it without creating the file). A file is opened again on SIGUSR1 and SIGHUP, for log rotation: see [operations](operations.md#log-rotation-and-signals).")
 
     public static let accessLogFormat = ConfigOption(
         name: "access-log-format", valueName: "json|combined|squid",
@@ -172,6 +172,6 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.threads = try integer(single(items), in: 0...1024)
     }
-    .table(.listening, .restart, \.threads,
+    .table(.listening, .restart, \.threads, inForce: InForce.threads,
         doc: "Event-loop threads, 0-1024; `0` means one per CPU core.")
 }

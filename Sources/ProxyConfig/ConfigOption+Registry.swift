@@ -68,7 +68,7 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.adminListen = try listenAddress(single(items), disabling: "the admin endpoint")
     }
-    .table(.admin, .restart, \.adminListen,
+    .table(.admin, .restart, \.adminListen, inForce: InForce.adminListen,
         doc: "host:port of the admin endpoint (health, metrics); `off` disables it. Must differ from `listen` unless both use port 0.")
 
     public static let pacProxy = ConfigOption(
@@ -78,7 +78,7 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.pacProxy = try HostPort(parsing: single(items))
     }
-    .table(.admin, .restart, \.pacProxy, default: "the listen address",
+    .table(.admin, .restart, \.pacProxy, default: "the listen address", inForce: InForce.pacProxy,
         doc: "host:port that `/proxy.pac` (on the admin listener) hands out as `PROXY host:port`. Unset: the listen address with its bound port; when listening on `0.0.0.0` or `[::]`, the host the PAC file was requested with (else `127.0.0.1`). See [operations](operations.md#pac-file-proxypac).")
 
     public static let pacBypass = ConfigOption(

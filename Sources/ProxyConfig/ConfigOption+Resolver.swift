@@ -23,7 +23,7 @@ extension ConfigOption {
         _ = try HTTPServiceURL(parsing: text)
         config.resolverURL = text
     }
-    .table(.resolver, .resolverService, \.resolverURL, default: "per provider",
+    .table(.resolver, .resolverService, \.resolverURL, default: "per provider", inForce: InForce.resolverURL,
         doc: "Resolver URL: the endpoint for `json` (`https://dns.alidns.com/resolve`) and `doh` (`https://dns.alidns.com/dns-query`), the service root for `alibaba` (`https://resolvers.httpdns.aliyuncs.com`), the `/d` endpoint for `tencent` (`https://119.29.29.99/d` in https mode, `http://119.29.29.98/d` in http mode).")
 
     public static let resolverIP = ConfigOption(
@@ -34,7 +34,7 @@ extension ConfigOption {
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.resolverIPs = try ipAddresses(items)
     }
-    .table(.resolver, .resolverService, \.resolverIPs, default: "per provider",
+    .table(.resolver, .resolverService, \.resolverIPs, default: "per provider", inForce: InForce.resolverIPs,
         doc: "Bootstrap IPs the resolver URL's host is pinned to (`json`/`doh`: 223.5.5.5, 223.6.6.6; `alibaba`: six service IPs). Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 
     public static let accountID = ConfigOption(
@@ -185,7 +185,7 @@ extension ConfigOption {
         help: "Extra CA certificates (PEM) trusted for the resolver service, e.g. a private one"
     ) { $0.resolverCAFile = $1 }
     .table(.resolver, .resolverService, \.resolverCAFile,
-        doc: "Extra CA certificates (PEM) trusted for the resolver service, e.g. a private one.")
+        doc: "Extra CA certificates (PEM) trusted for the resolver service, e.g. a private one. Loaded at start and reload as libcurl loads it: an unreadable file or one OpenSSL cannot load stops the proxy (or refuses the reload; `config check` says why) instead of failing every query.")
 
     public static let ipFamily = ConfigOption(
         name: "ip-family", valueName: "family",

@@ -56,6 +56,9 @@ extension ConfigOption {
         let differs: @Sendable (ProxyConfiguration, ProxyConfiguration) -> Bool
         /// The value's own description redacts the secret part (`proxy-auth` shows its users).
         let redactsItself: Bool
+        /// The value in force when the field's own value means "work it out" (nil, 0, an empty
+        /// list): e.g. the provider's default URL for an unset `resolver-url`; nil otherwise.
+        let inForce: (@Sendable (ProxyConfiguration) -> String?)?
     }
 
     /// Attaches the table data to an entry: its help group, reload class and field, how the docs
@@ -63,7 +66,7 @@ extension ConfigOption {
     func table<Value: Equatable & Sendable>(
         _ group: HelpGroup, _ reload: ReloadClass, _ keyPath: KeyPath<ProxyConfiguration, Value> & Sendable,
         default docDefault: String? = nil, show: (@Sendable (Value) -> String)? = nil, redactsItself: Bool = false,
-        doc: String
+        inForce: (@Sendable (ProxyConfiguration) -> String?)? = nil, doc: String
     ) -> ConfigOption {
         var option = self
         option.group = group
@@ -75,17 +78,23 @@ extension ConfigOption {
             text: { config in show.map { $0(config[keyPath: keyPath]) } ?? Self.displayText(config[keyPath: keyPath]) },
             isNil: { config in Self.isNil(config[keyPath: keyPath]) },
             differs: { $0[keyPath: keyPath] != $1[keyPath: keyPath] },
-            redactsItself: redactsItself
+            redactsItself: redactsItself,
+            inForce: inForce
         )
         return option
     }
 
-    /// The option's value in `config` as `description` and `config check` show it: secrets as
-    /// `ProxyConfiguration.redacted` (or "nil" when unset), durations as they are written.
+    /// The option's value in force in `config` as `description`, `config check` and `/summary`
+    /// show it: defaults worked out (the provider's resolver URL, the core count), an unset value
+    /// as the option's default text ("none", "off"), never "nil"; secrets as
+    /// `ProxyConfiguration.redacted` (or the default text when unset, so whether one is set stays
+    /// visible); durations as they are written.
     public func displayText(in config: ProxyConfiguration) -> String {
         guard let field else { return "?" }
-        if isSecret, !field.redactsItself { return field.isNil(config) ? "nil" : ProxyConfiguration.redacted }
-        return field.text(config)
+        let isUnset = field.isNil(config)
+        if isSecret, !field.redactsItself { return isUnset ? defaultText : ProxyConfiguration.redacted }
+        if let inForce = field.inForce?(config) { return inForce }
+        return isUnset ? defaultText : field.text(config)
     }
 
     /// Whether `new` and `old` differ in this option's value.

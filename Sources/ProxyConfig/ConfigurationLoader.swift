@@ -66,6 +66,7 @@ public enum ConfigurationLoader {
             }
         }
         config.configFile = configPath
+        config.sources = ConfigurationSources(byOption: sources)
 
         try checkConflicts(config, sources: sources)
         return config
@@ -158,6 +159,12 @@ extension ConfigurationLoader {
            transparent == config.listen || transparent == config.adminListen {
             throw .conflict(reason: "--transparent-listen \(transparent) (from \(origin(ConfigOption.transparentListen.name))) is also "
                 + "the address of --listen or --admin-listen; use another port")
+        }
+        // Every other pair (the DoH and DNS listeners too), and a wildcard address covering another.
+        if let (first, second) = config.collidingListeners() {
+            throw .conflict(reason: "--\(first.option.name) \(first.address) (from \(origin(first.option.name))) and "
+                + "--\(second.option.name) \(second.address) (from \(origin(second.option.name))) cannot both listen: "
+                + "the same port on the same or an overlapping address; use another port")
         }
         if config.transparentListen != nil, !config.proxyAuth.isEmpty {
             throw .conflict(reason: "--transparent-listen (from \(origin(ConfigOption.transparentListen.name))) and --proxy-auth "

@@ -204,6 +204,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// The bearer token the doh and json providers send (`resolver-token`); nil: none. A secret,
     /// never given to the fallback provider.
     public var resolverToken: String?
+    /// Where each option's value came from, as the loader applied it. Not an option: what
+    /// `config check` and `/summary` show next to each value.
+    public internal(set) var sources = ConfigurationSources()
 
     /// The documented defaults, used for every option no source sets.
     public static let defaults = ProxyConfiguration(

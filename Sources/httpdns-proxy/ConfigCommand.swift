@@ -53,11 +53,20 @@ struct ConfigCheckCommand: ParsableCommand {
         abstract: "Validate the config file, environment and flags together; print the effective configuration.",
         discussion: """
             Reads everything `serve` reads (flags > HTTPDNS_PROXY_* environment > --config file > \
-            defaults) and prints the effective value of every option, secrets redacted. Exit 0 when \
-            the proxy would start with it, 1 with the reason when not. Unknown HTTPDNS_PROXY_* \
-            variables are warned about on stderr.
+            defaults) and checks it as `serve` does, files included (htpasswd, CA files, the access \
+            log's directory) and listener addresses against each other. Prints the value in force \
+            of every option and where it came from (default, file, env, flag), secrets redacted. \
+            Exit 0 when the proxy would start with it, 1 with the reason when not. Unknown \
+            HTTPDNS_PROXY_* variables are warned about on stderr.
             """
     )
+
+    enum Output: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
+
+    @Option(help: "How to print the effective configuration: text (option: value  # source) or json")
+    var output: Output = .text
 
     @OptionGroup var options: ServeOptions
 
@@ -68,12 +77,20 @@ struct ConfigCheckCommand: ParsableCommand {
         }
         let configuration: ProxyConfiguration
         do {
-            configuration = try LoadedConfiguration.load(options, environment: environment)
+            configuration = try LoadedConfiguration.loadToServe(options, environment: environment)
         } catch {
             StandardError.write("configuration is not valid: \(error)\n")
             throw ExitCode(1)
         }
-        print(configuration.checkReport)
+        switch output {
+        case .text:
+            print(configuration.checkReport)
+        case .json:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+            let data = try encoder.encode(["configuration": configuration.effectiveSettings])
+            print(String(decoding: data, as: UTF8.self))
+        }
         StandardError.write("configuration is valid\n")
     }
 }

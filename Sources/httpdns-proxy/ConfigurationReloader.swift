@@ -75,11 +75,11 @@ final class ConfigurationReloader: Sendable {
     private func attempt() -> Outcome {
         let new: ProxyConfiguration
         do {
-            new = try ConfigurationLoader.load(flags: options, environment: ProcessInfo.processInfo.environment)
+            // The check `serve` and `config check` run: a reload refuses what a start would.
+            new = try LoadedConfiguration.loadToServe(options, environment: ProcessInfo.processInfo.environment)
         } catch {
             return Outcome(ok: false, message: "\(error)")
         }
-        if let problem = ResolverStack.providerProblem(new) { return Outcome(ok: false, message: problem) }
         let previous = applied.withLockedValue { $0 }
         let resolverLive = resolvers.canReload(from: startup, to: new) ? ResolverStack.reloadableFields(for: new.provider) : []
         let live = ProxyServer.reloadableFields.union(resolverLive)

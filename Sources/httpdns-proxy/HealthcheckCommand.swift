@@ -16,8 +16,10 @@ struct HealthcheckCommand: AsyncParsableCommand {
         abstract: "Exit 0 when the admin endpoint's /healthz answers 200 within 2 s, else 1 with the reason.",
         discussion: """
             Reads --admin-listen like the proxy does (flag, HTTPDNS_PROXY_ADMIN_LISTEN, config file), \
-            so it can run with the proxy's own environment. A listener on 0.0.0.0 or [::] is probed \
-            through 127.0.0.1 or [::1].
+            so it can run with the proxy's own environment. Only that option is read: the rest of \
+            the configuration may be invalid (a file edited since the proxy started) without failing \
+            the probe; a config file that is not valid YAML is searched for an admin-listen: line. \
+            A listener on 0.0.0.0 or [::] is probed through 127.0.0.1 or [::1].
 
             """ + "\n" + OptionHelp.section("Options it reads", names: ["config", "admin-listen"])
     )
@@ -27,8 +29,18 @@ struct HealthcheckCommand: AsyncParsableCommand {
     @OptionGroup(visibility: .hidden) var options: ServeOptions
 
     func run() async throws {
-        let configuration = try LoadedConfiguration.load(options, environment: ProcessInfo.processInfo.environment)
-        guard let admin = configuration.adminListen else {
+        // The running proxy is asked, so only the admin address is read, leniently: a config file
+        // saved with a typo elsewhere must not make a liveness probe restart a healthy proxy.
+        let address: ConfigurationLoader.AdminAddress
+        do {
+            address = try ConfigurationLoader.adminAddress(flagValues: options.givenValues, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        if let note = address.note {
+            StandardError.write("note: \(note); probing the default admin address\n")
+        }
+        guard let admin = address.listen else {
             throw unhealthy("the admin listener is off (--admin-listen off); healthcheck needs it")
         }
         let host = HealthProbe.connectHost(forListener: admin.host)

@@ -27,7 +27,7 @@ struct ServeCommand: AsyncParsableCommand {
         let signals = await SignalHandling.install()
         let environment = ProcessInfo.processInfo.environment
         let systemd = SystemdNotifier(environment: environment)
-        let configuration = try LoadedConfiguration.load(options, environment: environment)
+        let configuration = try LoadedConfiguration.loadToServe(options, environment: environment)
         let logger = LoggingSetup.bootstrap(configuration)
         for name in ConfigurationLoader.unrecognizedEnvironmentVariables(in: environment) {
             var metadata: Logger.Metadata = ["variable": "\(name)"]
@@ -195,20 +195,6 @@ extension ServeCommand {
         let audit = SystemDNSAudit(rate: configuration.compareRate, stats: resolvers.stats, metrics: metrics, logger: logger)
         audit.watch(resolvers.answers)
         return audit
-    }
-}
-
-enum LoadedConfiguration {
-    static func load(_ options: ServeOptions, environment: [String: String]) throws -> ProxyConfiguration {
-        let configuration: ProxyConfiguration
-        do {
-            configuration = try ConfigurationLoader.load(flags: options, environment: environment)
-        } catch {
-            throw ValidationError("\(error)")
-        }
-        // What only this machine can tell (e.g. OpenSSL's legacy provider for DES).
-        if let problem = ResolverStack.providerProblem(configuration) { throw ValidationError(problem) }
-        return configuration
     }
 }
 

@@ -93,7 +93,8 @@ struct AdminPageTests {
         #expect(uptime.hasSuffix(" s") && uptime.first?.isNumber == true, "\(uptime)")
         #expect(try figure("connections").hasSuffix(" / 77"), "open connections against --max-connections")
         #expect(Self.element(in: dom, from: "<span id=\"per-client\">", to: "</span>") == "<span id=\"per-client\">33</span>")
-        #expect(dom.contains("<tr data-setting=\"max-connections\"><td>max-connections</td><td>77</td></tr>"), "the configuration in force")
+        #expect(dom.contains("<tr data-setting=\"max-connections\"><td>max-connections</td><td>77</td><td>flag --max-connections</td></tr>"),
+                "the configuration in force, with where each value came from")
         let error = try #require(Self.element(in: dom, from: "<tr data-error-kind=\"", to: "</tr>"), "no error row")
         #expect(error.contains("GET 127.0.0.1:\(closed)") && error.contains("<td class=\"num status\">502</td>"), "\(error)")
         print("overview: 2xx/4xx/5xx = 1/1/1, \(shown), \(uptime)")

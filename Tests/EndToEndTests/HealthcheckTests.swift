@@ -51,6 +51,48 @@ struct HealthcheckTests {
         #expect(elapsed < .seconds(10), "took \(elapsed)")
     }
 
+    /// An operator saves the config file with a typo while the proxy runs: the liveness probe asks
+    /// the running proxy, so it stays healthy (an exit 64 there had Kubernetes restart a healthy
+    /// proxy into a crash loop); once the proxy is gone it fails.
+    @Test func anInvalidConfigFileOnDiskDoesNotFailTheProbeOfARunningProxy() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("healthcheck-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("proxy.yaml").path
+        try "provider: system\nconnect-timeout: 5s\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let proxy = try ProxyProcess.launch(["--config", file])
+        defer { proxy.stop() }
+        let admin = "127.0.0.1:\(proxy.adminPort)"
+        // The probe finds the address through the file, as a container's probe run with the proxy's
+        // own environment does.
+        let environment = ["HTTPDNS_PROXY_CONFIG": file]
+        let edits = [
+            "valid": "provider: system\nadmin-listen: \(admin)\n",
+            "not YAML": "provider: system\nadmin-listen: '\(admin)'   # the admin port\nallow-destination: [10.0.0.0/8\n",
+            "unknown key": "admin-listen: \(admin)\nconect-timeout: 3s\n",
+            "invalid value": "admin-listen: \(admin)\nlisten: nope\nprovider: alibaba\n",
+        ]
+        for (name, text) in edits.sorted(by: { $0.key < $1.key }) {
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            let run = try ResolveRun.run(["healthcheck"], environment: environment)
+            #expect(run.status == 0, "\(name): \(run.stderr)\n\(proxy.diagnostics)")
+            #expect(run.stdout.contains("http://\(admin)/healthz answered 200"), "\(name): \(run.stdout)")
+        }
+        // The broken file is still there; the proxy is not.
+        proxy.signal(SIGTERM)
+        #expect(proxy.waitForExit(timeout: .seconds(15)) == 0, "\(proxy.diagnostics)")
+        let stopped = try ResolveRun.run(["healthcheck"], environment: environment)
+        #expect(stopped.status == 1, "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("unhealthy: http://\(admin)/healthz: cannot connect"), "\(stopped.stderr)")
+    }
+
+    /// The admin address itself must be readable: a bad value for it is an error, not a guess.
+    @Test func anInvalidAdminAddressIsAnError() throws {
+        let run = try ResolveRun.run(["healthcheck"], environment: ["HTTPDNS_PROXY_ADMIN_LISTEN": "nope"])
+        #expect(run.status == 64, "\(run.stderr)")
+        #expect(run.stderr.contains("HTTPDNS_PROXY_ADMIN_LISTEN"), "\(run.stderr)")
+    }
+
     /// During the shutdown drain /healthz answers 503, so the container is reported unhealthy.
     @Test func exitsOneWhileTheProxyDrains() throws {
         let origin = try TestOrigin()

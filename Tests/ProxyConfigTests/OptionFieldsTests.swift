@@ -38,7 +38,7 @@ import Testing
         newer.dohSignature?.accessKeySecret = "s2"
         #expect(newer.differingOptions(from: new) == ["doh-access-key-secret"])
         #expect(ConfigOption.dohAccessKeySecret.displayText(in: newer) == ProxyConfiguration.redacted)
-        #expect(ConfigOption.dohAccessKeySecret.displayText(in: .defaults) == "nil")
+        #expect(ConfigOption.dohAccessKeySecret.displayText(in: .defaults) == "none")
         #expect(ConfigOption.dohUID.displayText(in: newer) == "1")
     }
 

@@ -19,7 +19,7 @@ import Testing
             }
             #expect(config.checkReport.contains("\nresolver-token: <redacted>"), "\(config.checkReport)")
         }
-        #expect(ProxyConfiguration.defaults.checkReport.contains("\nresolver-token: nil"))
+        #expect(ProxyConfiguration.defaults.checkReport.contains("\nresolver-token: none  # default"))
     }
 
     @Test func theFallbackProviderNeverGetsTheToken() throws {

@@ -64,7 +64,7 @@ import Testing
         for text in [String(describing: config), String(reflecting: config), dumped, dumpedSettings, String(reflecting: config.tencent)] {
             #expect(!text.contains(Self.token) && !text.contains(Self.key), "\(text)")
         }
-        #expect(String(describing: config).contains("tencent-mode: https, tencent-id: 1234, tencent-token: <redacted>, tencent-key: <redacted>, tencent-alg: aes, tencent-ecs-ip: nil"))
+        #expect(String(describing: config).contains("tencent-mode: https, tencent-id: 1234, tencent-token: <redacted>, tencent-key: <redacted>, tencent-alg: aes, tencent-ecs-ip: none"))
         var changed = config
         changed.tencent.token = "another"
         #expect(changed.differingOptions(from: config) == ["tencent-token"])

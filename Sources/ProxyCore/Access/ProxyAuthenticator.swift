@@ -53,6 +53,16 @@ final class ProxyAuthenticator: Sendable {
     /// be read or holds anything but supported hashes, or a user is given twice.
     static func make(_ configuration: ProxyConfiguration, threadPool: NIOThreadPool) throws(HtpasswdFile.LoadError) -> ProxyAuthenticator? {
         guard !configuration.proxyAuth.isEmpty else { return nil }
+        return ProxyAuthenticator(realm: configuration.proxyAuthRealm, users: try users(configuration), threadPool: threadPool)
+    }
+
+    /// Reads the users as `make` does, for the start-up check (`config check`, serve, reload):
+    /// throws what `make` would.
+    static func check(_ configuration: ProxyConfiguration) throws(HtpasswdFile.LoadError) {
+        _ = try users(configuration)
+    }
+
+    private static func users(_ configuration: ProxyConfiguration) throws(HtpasswdFile.LoadError) -> [String: Secret] {
         var users: [String: Secret] = [:]
         for source in configuration.proxyAuth {
             switch source {
@@ -70,7 +80,7 @@ final class ProxyAuthenticator: Sendable {
                 }
             }
         }
-        return ProxyAuthenticator(realm: configuration.proxyAuthRealm, users: users, threadPool: threadPool)
+        return users
     }
 
     private init(realm: String, users: [String: Secret], threadPool: NIOThreadPool) {

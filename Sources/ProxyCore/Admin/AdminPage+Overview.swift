@@ -23,7 +23,7 @@ extension AdminPage {
             <tbody><tr><td class="num" data-p="count">–</td><td class="num" data-p="p50">–</td><td class="num" data-p="p90">–</td><td class="num" data-p="p99">–</td><td class="num" data-p="max">–</td></tr></tbody>
           </table>
           <details><summary>Configuration in force (secrets redacted)</summary>
-            <table id="configuration"><thead><tr><th>setting</th><th>value</th></tr></thead><tbody></tbody></table>
+            <table id="configuration"><thead><tr><th>setting</th><th>value</th><th>from</th></tr></thead><tbody></tbody></table>
           </details>
         </section>
         """
@@ -65,6 +65,7 @@ extension AdminPage {
             tr.setAttribute("data-setting", setting.name);
             tr.appendChild(el("td", setting.name));
             tr.appendChild(el("td", setting.value));
+            tr.appendChild(el("td", setting.source + (setting.from ? " " + setting.from : "")));
             body.appendChild(tr);
           });
         }

@@ -94,6 +94,22 @@ public final class AccessLogWriter: Sendable {
         }
     }
 
+    /// Why `init` would fail for `target`, without creating the file: its directory must exist
+    /// and be writable, or the file itself writable. (The start-up check, so `config check` does
+    /// not leave an empty log behind.)
+    public static func problem(target: AccessLogDestination) -> String? {
+        guard case .file(let path) = target else { return nil }
+        if access(path, F_OK) == 0 {
+            guard access(path, W_OK) == 0 else { return "cannot open access log file '\(path)': \(String(cString: strerror(errno)))" }
+            return nil
+        }
+        let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        guard access(directory, W_OK | X_OK) == 0 else {
+            return "cannot open access log file '\(path)': \(String(cString: strerror(errno))) (directory \(directory))"
+        }
+        return nil
+    }
+
     private static func open(_ path: String) throws -> Int32 {
         #if canImport(Glibc)
         let opened = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)

@@ -35,7 +35,7 @@ extension ProxyServer {
                 open: access.openConnections, max: access.maxConnections, maxPerClient: access.maxConnectionsPerClient,
                 tunnels: env.traffic.openTunnels),
             requests: AdminSummary.requests(tally), latency: AdminSummary.latency(tally.latency),
-            configuration: env.configuration.displayFields.map { AdminSummary.Setting(name: $0.name, value: $0.value) })
+            configuration: env.configuration.effectiveSettings)
     }
 
     /// The settings `/proxy.pac` is made from.

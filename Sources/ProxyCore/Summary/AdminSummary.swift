@@ -1,3 +1,5 @@
+import ProxyConfig
+
 /// `/summary`: what an operator asks after the fact — which build, up how long, with what
 /// configuration (secrets redacted), how close to its limits, and what the traffic since the
 /// start added up to. The admin page's overview is drawn from it.
@@ -34,10 +36,8 @@ public struct AdminSummary: Sendable, Encodable, Equatable {
         public var maxMs: Double?
     }
 
-    public struct Setting: Sendable, Encodable, Equatable {
-        public var name: String
-        public var value: String
-    }
+    /// The same values and sources `config check` prints.
+    public typealias Setting = EffectiveSetting
 
     public var version: String
     /// ISO 8601 UTC.
@@ -46,7 +46,8 @@ public struct AdminSummary: Sendable, Encodable, Equatable {
     public var connections: Connections
     public var requests: Requests
     public var latency: Latency
-    /// The configuration in force (after any reload), every field, secrets shown as `<redacted>`.
+    /// The configuration in force (after any reload), every option with where its value came
+    /// from, secrets shown as `<redacted>`: `config check`'s report.
     public var configuration: [Setting]
 
     static func requests(_ tally: TrafficTally) -> Requests {

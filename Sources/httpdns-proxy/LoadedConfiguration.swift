@@ -1,0 +1,31 @@
+import ArgumentParser
+import ProxyConfig
+import ProxyCore
+
+/// How the commands read a configuration. `serve`, `config check` and a reload use
+/// `loadToServe`, one path, so a configuration the check calls valid is one the proxy starts (or
+/// reloads) with; `resolve` needs no listener, htpasswd or access log and uses `load`.
+enum LoadedConfiguration {
+    /// Flags, environment, file and defaults, validated, plus what only this machine can tell
+    /// about the provider (e.g. OpenSSL's legacy provider for DES).
+    static func load(_ options: ServeOptions, environment: [String: String]) throws -> ProxyConfiguration {
+        let configuration = try values(options, environment: environment)
+        if let problem = ResolverStack.providerProblem(configuration) { throw ValidationError(problem) }
+        return configuration
+    }
+
+    /// `load`, and the files the configuration names read as the proxy reads them (`StartupCheck`).
+    static func loadToServe(_ options: ServeOptions, environment: [String: String]) throws -> ProxyConfiguration {
+        let configuration = try values(options, environment: environment)
+        if let problem = StartupCheck.problem(configuration) { throw ValidationError(problem) }
+        return configuration
+    }
+
+    private static func values(_ options: ServeOptions, environment: [String: String]) throws -> ProxyConfiguration {
+        do {
+            return try ConfigurationLoader.load(flags: options, environment: environment)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+}

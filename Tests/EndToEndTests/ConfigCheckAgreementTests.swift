@@ -1,0 +1,104 @@
+import Foundation
+import Glibc
+import Testing
+
+/// `config check` promises exit 0 only when the proxy would start: for each configuration here it
+/// and `serve` must give the same verdict, and the one expected (the exit codes differ: 1 and 64).
+@Suite("Config check agrees with serve", .timeLimit(.minutes(3)))
+struct ConfigCheckAgreementTests {
+    struct Case: CustomStringConvertible {
+        var description: String
+        var arguments: [String]
+        var valid: Bool
+        /// Part of the reason both must give when not valid.
+        var reason: String = ""
+    }
+
+    /// Each case's arguments follow ProxyProcess's own (loopback port 0, provider system).
+    static func cases(in directory: String) throws -> [Case] {
+        let shaCrypt = try Tools.output("openssl", ["passwd", "-5", "five-pw"])
+        func file(_ name: String, _ text: String) throws -> String {
+            let path = directory + "/" + name
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let port = try Loopback.unusedPort()
+        let missing = directory + "/missing"
+        let resolver = ["--provider", "doh", "--resolver-url", "https://127.0.0.1:9/dns-query", "--system-fallback", "false"]
+        return [
+            Case(description: "defaults", arguments: [], valid: true),
+            Case(description: "htpasswd with a sha-crypt hash", arguments: ["--proxy-auth", "@" + (try file("good.htpasswd", "five:\(shaCrypt)\n"))], valid: true),
+            Case(description: "htpasswd with a plain-text password", arguments: ["--proxy-auth", "@" + (try file("plain.htpasswd", "alice:secret\n"))],
+                 valid: false, reason: "plain-text passwords are refused"),
+            Case(description: "htpasswd with an $apr1$ hash",
+                 arguments: ["--proxy-auth", "@" + (try file("apr1.htpasswd", "bob:$apr1$abcdefgh$0123456789abcdefghijkl\n"))],
+                 valid: false, reason: "unsupported hash scheme"),
+            Case(description: "missing htpasswd file", arguments: ["--proxy-auth", "@\(missing).htpasswd"], valid: false, reason: "cannot open"),
+            Case(description: "missing --ca-file", arguments: ["--ca-file", "\(missing).pem"], valid: false, reason: "cannot read CA file"),
+            Case(description: "missing --resolver-ca-file", arguments: resolver + ["--resolver-ca-file", "\(missing).pem"],
+                 valid: false, reason: "--resolver-ca-file"),
+            Case(description: "--resolver-ca-file that is no certificate",
+                 arguments: resolver + ["--resolver-ca-file", try file("junk.pem", "not a certificate\n")], valid: false, reason: "--resolver-ca-file"),
+            Case(description: "access log in a missing directory", arguments: ["--access-log", "\(missing)/access.log"],
+                 valid: false, reason: "access log"),
+            Case(description: "--listen and --doh-listen on one port", arguments: ["--listen", "127.0.0.1:\(port)", "--doh-listen", "127.0.0.1:\(port)"],
+                 valid: false, reason: "cannot both listen"),
+            Case(description: "--listen and --dns-listen on one port", arguments: ["--listen", "127.0.0.1:\(port)", "--dns-listen", "127.0.0.1:\(port)"],
+                 valid: false, reason: "cannot both listen"),
+            Case(description: "--admin-listen on the wildcard address of --listen's port",
+                 arguments: ["--listen", "127.0.0.1:\(port)", "--admin-listen", "0.0.0.0:\(port)"], valid: false, reason: "cannot both listen"),
+        ]
+    }
+
+    @Test func configCheckAndServeGiveTheSameVerdict() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("check-agreement-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for item in try Self.cases(in: directory) {
+            let fixed = ["--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--provider", "system"]
+            let check = try ResolveRun.run(["config", "check"] + fixed + item.arguments)
+            let checkValid = check.status == 0
+            #expect(checkValid == item.valid, "config check, \(item): exit \(check.status)\n\(check.stderr)")
+            var serveValid = false
+            var serveText = ""
+            do {
+                let proxy = try ProxyProcess.launch(item.arguments)
+                serveValid = true
+                proxy.stop()
+            } catch {
+                serveText = "\(error)"
+            }
+            #expect(serveValid == item.valid, "serve, \(item): \(serveText)")
+            #expect(checkValid == serveValid, "\(item): config check \(checkValid ? "valid" : "not valid"), serve \(serveValid ? "starts" : "refuses")")
+            if !item.valid {
+                #expect(check.status == 1 && check.stderr.contains(item.reason), "config check, \(item): \(check.stderr)")
+                #expect(serveText.contains(item.reason), "serve, \(item): \(serveText)")
+            }
+        }
+    }
+
+    /// A reload takes the same path: what config check refuses, a reload refuses (422) and the
+    /// running configuration stays, though these options would only apply after a restart.
+    @Test func aReloadRefusesWhatConfigCheckRefuses() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("check-reload-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/proxy.yaml"
+        try "connect-timeout: 5s\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let port = try Loopback.unusedPort()
+        let proxy = try ProxyProcess.launch(["--listen", "127.0.0.1:\(port)", "--config", file])
+        defer { proxy.stop() }
+        let edits = [
+            ("access-log: \(directory)/missing/access.log\n", "access log"),
+            ("doh-listen: 127.0.0.1:\(port)\n", "cannot both listen"),
+        ]
+        for (yaml, reason) in edits {
+            try yaml.write(toFile: file, atomically: true, encoding: .utf8)
+            let reload = try ReloadTests.reload(proxy)
+            #expect(reload.status == 422 && reload.bodyText.contains(reason), "\(yaml): \(reload.status) \(reload.bodyText)")
+            let check = try ResolveRun.run(["config", "check", "--listen", "127.0.0.1:\(port)", "--provider", "system", "--config", file])
+            #expect(check.status == 1 && check.stderr.contains(reason), "\(yaml): \(check.stderr)")
+        }
+        #expect(try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/healthz", proxy: nil).status == 200)
+    }
+}

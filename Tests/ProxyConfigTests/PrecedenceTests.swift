@@ -207,6 +207,9 @@ let optionSamples: [OptionSample] = [
     .init(name: "fallback-resolver-url", defaultValue: "none",
           file: ("https://a.example/resolve", "https://a.example/resolve"), env: ("http://127.0.0.1:8053/dns-query", "http://127.0.0.1:8053/dns-query"),
           flag: (["https://b.example/resolve"], "https://b.example/resolve")),
+    .init(name: "fallback-resolver-ip", defaultValue: "",
+          file: ("[192.0.2.1, 192.0.2.2]", "192.0.2.1,192.0.2.2"), env: ("2001:db8::53", "2001:db8::53"),
+          flag: (["192.0.2.9"], "192.0.2.9")),
     .init(name: "resolver-token", defaultValue: "none",
           file: ("file-node-token", "file-node-token"), env: ("env-node-token", "env-node-token"), flag: (["flag-node-token"], "flag-node-token")),
 ]

@@ -209,9 +209,9 @@ struct MetricsSetup: Sendable {
     static func bootstrap(_ configuration: ProxyConfiguration) -> MetricsSetup? {
         guard configuration.metrics else { return nil }
         let registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
+        var factory = DescribedMetricsFactory(registry: registry)
         for name in ProxyMetrics.durationHistograms {
-            factory.durationHistogramBuckets[name] = ProxyMetrics.durationBuckets
+            factory.durationBuckets[name] = ProxyMetrics.durationBuckets
         }
         MetricsSystem.bootstrap(factory)
         return MetricsSetup(
@@ -225,7 +225,7 @@ struct MetricsSetup: Sendable {
     /// The exposition text; gauges read at scrape time are set first.
     func text(cacheEntries: Int) -> String {
         resolver.setCacheEntries(cacheEntries)
-        return ProxyMetrics.addingHelp(to: registry.emitToString())
+        return registry.emitToString()
     }
 }
 

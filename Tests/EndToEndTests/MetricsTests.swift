@@ -86,6 +86,13 @@ struct MetricsTests {
         for forbidden in ["origin.test", "missing.test", "127.0.0.1", "/hello"] {
             #expect(!text.contains(forbidden), "\(forbidden) leaked into a label")
         }
+        // Every metric family carries its HELP line, right before its TYPE line.
+        let lines = text.split(separator: "\n").map(String.init)
+        for (index, line) in lines.enumerated() where line.hasPrefix("# TYPE ") {
+            let name = line.dropFirst(7).prefix { $0 != " " }
+            #expect(index > 0 && lines[index - 1].hasPrefix("# HELP \(name) ") && lines[index - 1].count > "# HELP \(name) ".count,
+                    "no HELP for \(name)")
+        }
         try Self.promtoolCheck(text)
     }
 

@@ -1,5 +1,6 @@
 extension ProxyMetrics {
-    /// HELP text of every metric (swift-metrics carries none, so the exposition gets it here).
+    /// HELP text of every metric (swift-metrics carries none): the executable's metrics factory
+    /// registers each metric with its text.
     public static let help: [String: String] = [
         "httpdns_proxy_requests_total": "Finished requests and tunnels by kind (http, https, connect, upgrade, transparent) and status class.",
         "httpdns_proxy_request_duration_seconds": "Time from a request's head to its last response byte (tunnels: to their close), by kind.",
@@ -26,20 +27,4 @@ extension ProxyMetrics {
         "httpdns_proxy_dns_queries_total": "Queries the DNS listener answered, by query type (a bounded set, else other) and RCODE.",
         "httpdns_proxy_build_info": "Always 1; the version label is the running build.",
     ]
-
-    /// `text` with a `# HELP` line before each `# TYPE` line of a known metric.
-    public static func addingHelp(to text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count + help.count * 96)
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("# TYPE ") {
-                let name = line.dropFirst(7).prefix { $0 != " " }
-                if let text = help[String(name)] { out += "# HELP \(name) \(text)\n" }
-            }
-            out += line
-            out += "\n"
-        }
-        if out.hasSuffix("\n\n") { out.removeLast() }
-        return out
-    }
 }

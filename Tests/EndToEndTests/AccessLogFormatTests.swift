@@ -73,6 +73,38 @@ struct AccessLogFormatTests {
         #expect(rows[2][3] == "TCP_TUNNEL/200" && rows[2][5] == "CONNECT" && rows[2][6] == "127.0.0.1:\(echo.port)", "\(rows[2])")
     }
 
+    /// The request line as the client sent it (nginx's `$request`, the query cut off), also for
+    /// requests refused before their target was understood: an origin-form request (400) and one
+    /// without credentials (407).
+    @Test func refusedRequestsKeepTheirRequestLine() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        for format in ["combined", "squid"] {
+            let proxy = try ProxyProcess.launch(
+                AccessControlTests.allowLoopback + ["--access-log-format", format, "--proxy-auth", "alice:pw"])
+            defer { proxy.stop() }
+            let originForm = try RawClient(port: proxy.port)
+            try originForm.send("GET /p?token=secret HTTP/1.1\r\nHost: 127.0.0.1\r\nProxy-Authorization: Basic YWxpY2U6cHc=\r\n\r\n")
+            #expect(try originForm.readHead().statusCode == 400)
+            originForm.close()
+            let noCredentials = try RawClient(port: proxy.port)
+            try noCredentials.send("GET \(origin.url("/noauth?token=secret")) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(try noCredentials.readHead().statusCode == 407)
+            noCredentials.close()
+            let lines = try Self.lines(proxy, count: 2)
+            try #require(lines.count == 2, "\(lines)")
+            if format == "combined" {
+                #expect(lines[0].contains(#" "GET /p HTTP/1.1" 400 "#), "\(lines[0])")
+                #expect(lines[1].contains(#" "GET \#(origin.url("/noauth")) HTTP/1.0" 407 "#), "\(lines[1])")
+            } else {
+                let rows = lines.map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+                #expect(rows[0].count > 6 && rows[0][5] == "GET" && rows[0][6] == "/p", "\(lines[0])")
+                #expect(rows[1].count > 6 && rows[1][3] == "TCP_DENIED/407" && rows[1][6] == origin.url("/noauth"), "\(lines[1])")
+            }
+            #expect(!proxy.stdoutText().contains("secret"))
+        }
+    }
+
     @Test func everyRequestHasAnIDAndTheOriginSeesIt() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }

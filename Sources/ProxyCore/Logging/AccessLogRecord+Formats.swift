@@ -9,8 +9,9 @@ import Musl
 extension AccessLogRecord {
     /// nginx/Apache "combined":
     /// `127.0.0.1 - alice [25/Nov/2026:16:45:00 +0000] "GET http://a.test/p HTTP/1.1" 200 512 "-" "curl/7.88.1"`.
-    /// The URL has no query (queries carry tokens, as in the JSON line); the referer is not kept
-    /// for the same reason and is always "-"; bytes are the response bytes sent to the client.
+    /// The request line is the one received (nginx's `$request`) without its query (queries carry
+    /// tokens, as in the JSON line); the referer is not kept for the same reason and is always "-";
+    /// bytes are the response bytes sent to the client.
     func appendCombined(to out: inout JSONLine, time: [UInt8]) {
         out.raw(Self.address(of: client))
         out.raw(" - ")
@@ -23,7 +24,11 @@ extension AccessLogRecord {
         } else {
             out.escaped(method)
             out.raw(" ")
-            out.escaped(isTunnelLike ? "\(host):\(port)" : url)
+            if !requestTarget.isEmpty {
+                out.requestTarget(requestTarget, quoted: true)
+            } else {
+                out.escaped(isTunnelLike ? "\(host):\(port)" : url)
+            }
             out.raw(httpMinor == 0 ? " HTTP/1.0" : " HTTP/1.1")
         }
         out.raw("\" ")
@@ -62,7 +67,9 @@ extension AccessLogRecord {
         out.raw(" ")
         out.escaped(method)
         out.raw(" ")
-        if isTunnelLike {
+        if !requestTarget.isEmpty {
+            out.requestTarget(requestTarget, quoted: false)
+        } else if isTunnelLike {
             out.escaped("\(host):\(port)")
         } else if host.isEmpty {
             out.raw("-")
@@ -118,6 +125,25 @@ extension JSONLine {
     mutating func escaped(_ text: String) {
         for byte in text.utf8 { escaped(byte) }
     }
+
+    /// A request target as received, up to its query or fragment (they carry tokens), at most
+    /// `requestTargetLimit` bytes, escaped; spaces as `\x20` too where the field is not quoted.
+    mutating func requestTarget(_ target: String, quoted: Bool) {
+        var written = 0
+        for byte in target.utf8 {
+            if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || written == Self.requestTargetLimit { break }
+            written += 1
+            if !quoted && byte == UInt8(ascii: " ") {
+                raw("\\x20")
+            } else {
+                escaped(byte)
+            }
+        }
+        if written == 0 { raw("-") }
+    }
+
+    /// The longest request target logged, in bytes: the longest the proxy accepts.
+    static let requestTargetLimit = MessageFraming.maxRequestTargetLength
 
     mutating func escaped(_ byte: UInt8) {
         switch byte {

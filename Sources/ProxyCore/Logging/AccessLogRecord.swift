@@ -49,6 +49,10 @@ public struct AccessLogRecord: Sendable, Equatable {
     var clientRequestID: String?
     /// The request's HTTP minor version (1.0 or 1.1), for the combined format's request line.
     public var httpMinor = 1
+    /// The request target as the client sent it, for the request line of the combined and squid
+    /// formats (its query and fragment are cut off when written). Kept only while the access log
+    /// is on; empty for records of no request.
+    var requestTarget = ""
     /// Transparent connections: where the client dialed (SO_ORIGINAL_DST), what its first bytes
     /// were (`TransparentStats.Peek` labels) and whether that address is none of HTTPDNS's for the
     /// name (a hijacked or stale local DNS answer).

@@ -524,6 +524,7 @@ struct ClientConnectionStateMachine {
         record.connectionID = settings.connectionID
         record.exchange = requestsSeen
         record.httpMinor = head.version.minor
+        if settings.recordsEnabled && settings.logsPaths { record.requestTarget = head.uri }
         if let agent = head.headers.first(name: "user-agent") {
             record.userAgent = AccessLogRecord.recordedUserAgent(agent)
         }

@@ -46,7 +46,7 @@ extension ConfigOption {
 
     public static let requestIDHeader = ConfigOption(
         name: "request-id-header", valueName: "name",
-        help: "Send each request's id (the access log's request_id) to the origin in this header, e.g. X-Request-Id; a valid id the client sent in it is kept",
+        help: "Send each request's id (the access log's request_id) to the origin in this header, e.g. X-Request-Id, and back to the client in its response; a valid id the client sent in it is kept",
         defaultText: "none", expectation: "expected a header field name like X-Request-Id"
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         let name = try single(items)
@@ -60,7 +60,7 @@ extension ConfigOption {
         config.requestIDHeader = name
     }
     .table(.logging, .live, \.requestIDHeader,
-        doc: "Send each request's id (the access log's `request_id`) to the origin in this field, e.g. `X-Request-Id`; a valid id the client sent in it (1–128 of letters, digits, `-._:+/=`) is kept. Fields the proxy manages itself (Host, Via, Connection, framing) are refused. Reloadable.")
+        doc: "Send each request's id (the access log's `request_id`) to the origin in this field, e.g. `X-Request-Id`, and return it to the client in the same field of the response (also of the proxy's own error answers); a valid id the client sent in it (1–128 of letters, digits, `-._:+/=`) is kept. Fields the proxy manages itself (Host, Via, Connection, framing) are refused. Reloadable.")
 
     public static let metrics = ConfigOption(
         name: "metrics", valueName: "bool",

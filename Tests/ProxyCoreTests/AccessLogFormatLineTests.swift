@@ -37,14 +37,28 @@ import Testing
         let line = Self.combined(Self.record(target: crafted))
         #expect(!line.utf8.contains(UInt8(ascii: "\n")) && !line.utf8.contains(UInt8(ascii: "\r")))
         #expect(line.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }, "only printable ASCII: \(line)")
-        #expect(line.filter { $0 == "\"" }.count == 6, "the three quoted fields keep their quotes: \(line)")
+        #expect(line.filter { $0 == "\"" }.count == 8, "the four quoted fields keep their quotes: \(line)")
         #expect(line.contains(#""GET /a\x22 200 1 \x22x\x0d\x0a127.0.0.1 - - [x] \x22GET /forged\x5c \xc3\xa9\x7f\x01 HTTP/1.1""#), "\(line)")
 
         let row = Self.squid(Self.record(target: crafted))
         #expect(row.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }, "\(row)")
         let fields = row.split(separator: " ", omittingEmptySubsequences: true)
-        #expect(fields.count == 10, "spaces in the target do not add fields: \(row)")
+        #expect(fields.count == 11, "spaces in the target do not add fields: \(row)")
         #expect(fields[6] == #"/a\x22\x20200\x201\x20\x22x\x0d\x0a127.0.0.1\x20-\x20-\x20[x]\x20\x22GET\x20/forged\x5c\x20\xc3\xa9\x7f\x01"#, "\(row)")
+    }
+
+    @Test func theRequestIDIsTheLastFieldAndCannotBreakIt() {
+        var r = Self.record(target: "/p")
+        r.connectionID = 0x5f1c_09a2_0000_0003
+        r.exchange = 12
+        #expect(Self.combined(r).hasSuffix(#" "-" "-" "5f1c09a200000003-12""#), "\(Self.combined(r))")
+        #expect(Self.squid(r).hasSuffix(" HIER_NONE/- - 5f1c09a200000003-12"), "\(Self.squid(r))")
+        // A client's id is checked before it is kept; the formats escape it all the same.
+        r.clientRequestID = "id\" 200 \n\\"
+        #expect(Self.combined(r).hasSuffix(#" "id\x22 200 \x0a\x5c""#), "\(Self.combined(r))")
+        #expect(Self.squid(r).hasSuffix(#" - id\x22\x20200\x20\x0a\x5c"#), "\(Self.squid(r))")
+        let none = AccessLogRecord(kind: .request, client: "127.0.0.1:5000", method: "-")
+        #expect(Self.combined(none).hasSuffix(#" "-" "-" "-""#) && Self.squid(none).hasSuffix(" - -"))
     }
 
     @Test func aLongTargetIsCutAtTheLimit() {

@@ -8,7 +8,8 @@ import Musl
 /// straight into bytes like the JSON line.
 extension AccessLogRecord {
     /// nginx/Apache "combined":
-    /// `127.0.0.1 - alice [25/Nov/2026:16:45:00 +0000] "GET http://a.test/p HTTP/1.1" 200 512 "-" "curl/7.88.1"`.
+    /// `127.0.0.1 - alice [25/Nov/2026:16:45:00 +0000] "GET http://a.test/p HTTP/1.1" 200 512 "-" "curl/7.88.1" "5f1c09a200000003-1"`,
+    /// the request id last (as nginx users add `"$request_id"`).
     /// The request line is the one received (nginx's `$request`) without its query (queries carry
     /// tokens, as in the JSON line); the referer is not kept for the same reason and is always "-";
     /// bytes are the response bytes sent to the client.
@@ -37,10 +38,14 @@ extension AccessLogRecord {
         out.decimal(bytesDown)
         out.raw(" \"-\" ")
         out.quotedField(userAgent, quotes: true)
+        out.raw(" \"")
+        appendRequestID(to: &out, quoted: true)
+        out.raw("\"")
     }
 
     /// Squid's native format (`logformat squid`):
-    /// `1764089100.123    45 127.0.0.1 TCP_MISS/200 512 GET http://a.test/p - HIER_DIRECT/127.0.0.1 -`.
+    /// `1764089100.123    45 127.0.0.1 TCP_MISS/200 512 GET http://a.test/p - HIER_DIRECT/127.0.0.1 - 5f1c09a200000003-1`,
+    /// Squid's ten fields and the request id.
     func appendSquid(to out: inout JSONLine, seconds: Int, milliseconds: Int) {
         out.decimal(seconds)
         out.raw(".")
@@ -84,7 +89,21 @@ extension AccessLogRecord {
         } else {
             out.raw(" HIER_NONE/-")
         }
-        out.raw(" -")
+        out.raw(" - ")
+        appendRequestID(to: &out, quoted: false)
+    }
+
+    /// The request id, or "-" for a record of no request. A client's id is escaped like any client
+    /// bytes (spaces too where the field is not quoted), although only ids of letters, digits and
+    /// `-._:+/=` are kept.
+    private func appendRequestID(to out: inout JSONLine, quoted: Bool) {
+        if let clientRequestID {
+            if quoted { out.escaped(clientRequestID) } else { out.quotedField(clientRequestID, quotes: false) }
+        } else if connectionID != 0 {
+            out.requestID(connectionID, exchange)
+        } else {
+            out.raw("-")
+        }
     }
 
     /// Squid's result codes as its log readers know them: TCP_TUNNEL for CONNECT, TCP_DENIED for

@@ -184,6 +184,46 @@ struct AccessLogFormatTests {
         #expect(line.wholeMatch(of: /.* "curl\/[^"]*" "[0-9a-f]{16}-1"/) != nil, "the id is logged all the same: \(line)")
     }
 
+    /// `--access-log-referer`: the Referer as sent, in every format, for forwarded and refused
+    /// requests alike; without it no format shows it.
+    @Test func theRefererIsLoggedOnlyWhenAskedFor() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let referer = "http://127.0.0.1/page?session=s3cret \"q\" é"
+        for format in ["json", "combined", "squid"] {
+            for enabled in [true, false] {
+                let proxy = try ProxyProcess.launch(
+                    AccessControlTests.allowLoopback + ["--access-log-format", format, "--access-log-referer", "\(enabled)"])
+                defer { proxy.stop() }
+                _ = try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL, extra: ["-e", referer])
+                let lines = try Self.lines(proxy, count: 1)
+                try #require(lines.count == 1, "\(lines)")
+                let line = lines[0]
+                guard enabled else {
+                    #expect(!line.contains("s3cret") && !line.contains("referer"), "\(format): \(line)")
+                    continue
+                }
+                switch format {
+                case "json":
+                    let entry = try #require(proxy.waitForAccessLog(where: { _ in true }))
+                    #expect(entry.string("referer") == referer, "\(line)")
+                case "combined":
+                    #expect(line.contains(#" "http://127.0.0.1/page?session=s3cret \x22q\x22 \xc3\xa9" "curl/"#), "\(line)")
+                default:
+                    let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                    #expect(fields.count == 12 && fields[11] == #"http://127.0.0.1/page?session=s3cret\x20\x22q\x22\x20\xc3\xa9"#, "\(line)")
+                }
+            }
+        }
+        // A refused request's Referer too.
+        let proxy = try ProxyProcess.launch(
+            AccessControlTests.allowLoopback + ["--access-log-format", "combined", "--access-log-referer", "yes", "--proxy-auth", "alice:pw"])
+        defer { proxy.stop() }
+        #expect(try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL, extra: ["-e", "http://127.0.0.1/from"]).status == 407)
+        let line = try #require(try Self.lines(proxy, count: 1).first)
+        #expect(line.contains(#" 407 77 "http://127.0.0.1/from" "#), "\(line)")
+    }
+
     @Test func withoutTheHeaderOptionTheIDIsOnlyLogged() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }

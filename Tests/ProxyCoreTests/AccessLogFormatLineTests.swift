@@ -61,6 +61,25 @@ import Testing
         #expect(Self.combined(none).hasSuffix(#" "-" "-" "-""#) && Self.squid(none).hasSuffix(" - -"))
     }
 
+    @Test func aCraftedRefererCannotBreakItsFieldInAnyFormat() {
+        var r = Self.record(target: "/p")
+        r.logsReferer = true
+        r.referer = AccessLogRecord.recordedField("x\" \"y\\\r\n{\"forged\":1} é" + String(repeating: "€", count: 100))
+        #expect(r.referer?.utf8.count == 254, "cut between characters to at most 256 bytes")
+        let combined = Self.combined(r)
+        #expect(combined.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F } && combined.filter { $0 == "\"" }.count == 8, "\(combined)")
+        #expect(combined.contains(#" 12 "x\x22 \x22y\x5c\x0d\x0a{\x22forged\x22:1} \xc3\xa9\xe2\x82\xac"#), "\(combined)")
+        let squid = Self.squid(r)
+        #expect(squid.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F } && squid.split(separator: " ").count == 12, "\(squid)")
+        #expect(squid.contains(#" - x\x22\x20\x22y\x5c\x0d\x0a{\x22forged\x22:1}\x20\xc3\xa9"#), "\(squid)")
+        let json = r.jsonLine(timestamp: "t")
+        #expect(!json.contains("\n") && json.contains(#","referer":"x\" \"y\\\r\n{\"forged\":1} é€"#), "\(json)")
+        r.referer = nil
+        #expect(r.jsonLine(timestamp: "t").contains(#","referer":null"#) && Self.squid(r).hasSuffix(" -"))
+        r.logsReferer = false
+        #expect(!r.jsonLine(timestamp: "t").contains("referer"))
+    }
+
     @Test func aLongTargetIsCutAtTheLimit() {
         let long = "/" + String(repeating: "a", count: JSONLine.requestTargetLimit + 100)
         let line = Self.combined(Self.record(target: long))

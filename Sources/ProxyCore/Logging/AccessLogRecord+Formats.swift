@@ -11,8 +11,8 @@ extension AccessLogRecord {
     /// `127.0.0.1 - alice [25/Nov/2026:16:45:00 +0000] "GET http://a.test/p HTTP/1.1" 200 512 "-" "curl/7.88.1" "5f1c09a200000003-1"`,
     /// the request id last (as nginx users add `"$request_id"`).
     /// The request line is the one received (nginx's `$request`) without its query (queries carry
-    /// tokens, as in the JSON line); the referer is not kept for the same reason and is always "-";
-    /// bytes are the response bytes sent to the client.
+    /// tokens, as in the JSON line); the referer is "-" unless `--access-log-referer` (it can carry
+    /// tokens too); bytes are the response bytes sent to the client.
     func appendCombined(to out: inout JSONLine, time: [UInt8]) {
         out.raw(Self.address(of: client))
         out.raw(" - ")
@@ -36,7 +36,9 @@ extension AccessLogRecord {
         out.decimal(status)
         out.raw(" ")
         out.decimal(bytesDown)
-        out.raw(" \"-\" ")
+        out.raw(" ")
+        out.quotedField(referer, quotes: true)
+        out.raw(" ")
         out.quotedField(userAgent, quotes: true)
         out.raw(" \"")
         appendRequestID(to: &out, quoted: true)
@@ -45,7 +47,7 @@ extension AccessLogRecord {
 
     /// Squid's native format (`logformat squid`):
     /// `1764089100.123    45 127.0.0.1 TCP_MISS/200 512 GET http://a.test/p - HIER_DIRECT/127.0.0.1 - 5f1c09a200000003-1`,
-    /// Squid's ten fields and the request id.
+    /// Squid's ten fields and the request id, then the Referer with `--access-log-referer`.
     func appendSquid(to out: inout JSONLine, seconds: Int, milliseconds: Int) {
         out.decimal(seconds)
         out.raw(".")
@@ -91,6 +93,10 @@ extension AccessLogRecord {
         }
         out.raw(" - ")
         appendRequestID(to: &out, quoted: false)
+        if logsReferer {
+            out.raw(" ")
+            out.quotedField(referer, quotes: false)
+        }
     }
 
     /// The request id, or "-" for a record of no request. A client's id is escaped like any client

@@ -44,9 +44,19 @@ extension ConfigOption {
     .table(.logging, .restart, \.accessLogFormat,
         doc: "`json` (every field), `combined` (nginx/Apache combined) or `squid` (Squid's native format); see the README's \"Logs\". Needs a restart.")
 
+    public static let accessLogReferer = ConfigOption(
+        name: "access-log-referer", valueName: "bool",
+        help: "Log each request's Referer as sent (at most 256 bytes), in every access-log format; off by default because a Referer can carry tokens: true or false",
+        defaultText: "false", expectation: "expected true or false (also yes/no, 1/0)"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.accessLogReferer = try boolean(single(items))
+    }
+    .table(.logging, .live, \.accessLogReferer,
+        doc: "Log each request's `Referer` as the client sent it (cut to at most 256 bytes, between characters, and escaped like the other fields; query string included): the combined format's referer field, a `referer` field of the JSON line, one more field at the end of the squid line (after the request id; spaces as `\\x20`, `-` when the request had none). Off by default: a Referer can carry session ids and tokens of the page the client came from, which then sit in the log like any secret; turn it on only where the access log is guarded as such. Reloadable.")
+
     public static let requestIDHeader = ConfigOption(
         name: "request-id-header", valueName: "name",
-        help: "Send each request's id (the access log's request_id) to the origin in this header, e.g. X-Request-Id; a valid id the client sent in it is kept",
+        help: "Send each request's id (the access log's request_id) to the origin in this header, e.g. X-Request-Id, and back to the client in its response; a valid id the client sent in it is kept",
         defaultText: "none", expectation: "expected a header field name like X-Request-Id"
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         let name = try single(items)
@@ -60,7 +70,7 @@ extension ConfigOption {
         config.requestIDHeader = name
     }
     .table(.logging, .live, \.requestIDHeader,
-        doc: "Send each request's id (the access log's `request_id`) to the origin in this field, e.g. `X-Request-Id`; a valid id the client sent in it (1–128 of letters, digits, `-._:+/=`) is kept. Fields the proxy manages itself (Host, Via, Connection, framing) are refused. Reloadable.")
+        doc: "Send each request's id (the access log's `request_id`) to the origin in this field, e.g. `X-Request-Id`, and return it to the client in the same field of the response (also of the proxy's own error answers); a valid id the client sent in it (1–128 of letters, digits, `-._:+/=`) is kept. Fields the proxy manages itself (Host, Via, Connection, framing) are refused. Reloadable.")
 
     public static let metrics = ConfigOption(
         name: "metrics", valueName: "bool",

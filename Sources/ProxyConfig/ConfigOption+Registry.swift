@@ -16,7 +16,7 @@ extension ConfigOption {
         connectPorts, allowDestination,
         allowClient, proxyAuth, proxyAuthRealm, maxConnections, maxConnectionsPerClient,
         caFile, tlsUpgrade, spkiPins,
-        logLevel, logFormat, accessLog, accessLogFormat, requestIDHeader, metrics, networkMonitor,
+        logLevel, logFormat, accessLog, accessLogFormat, accessLogReferer, requestIDHeader, metrics, networkMonitor,
         connectTimeout, ipBackoff, ipBackoffMax, upstreamTimeout, headerTimeout, clientIdleTimeout, tunnelIdleTimeout,
         poolMaxIdle, poolIdleTimeout, shutdownGrace, via, threads,
         compareSystemDNS, compareRate, probeDomains,

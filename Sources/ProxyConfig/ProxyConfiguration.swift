@@ -124,6 +124,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// A request header that carries each request's id to the origin (e.g. `X-Request-Id`); a
     /// valid id the client sent in it is kept. Default nil (the id is only logged).
     public var requestIDHeader: String? = nil
+    /// Log each request's Referer as sent (it can carry tokens, as query strings do). Default false.
+    public var accessLogReferer: Bool = false
     /// Record Prometheus metrics (served at the admin `/metrics`). Default true.
     public var metrics: Bool
     /// Watch the host's addresses and routes (netlink, else polling) and respond to a real change:

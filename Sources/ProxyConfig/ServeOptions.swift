@@ -214,6 +214,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong(ConfigOption.requestIDHeader.name), help: help(for: .requestIDHeader))
     public var requestIDHeader: String?
 
+    @Option(name: .customLong(ConfigOption.accessLogReferer.name), help: help(for: .accessLogReferer))
+    public var accessLogReferer: String?
+
     @Option(name: .customLong(ConfigOption.metrics.name), help: help(for: .metrics))
     public var metrics: String?
 

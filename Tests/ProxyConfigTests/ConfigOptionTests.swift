@@ -17,7 +17,7 @@ import Testing
     @Test func registryNamesAreUniqueKebabCase() {
         let names = ConfigOption.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 88)
+        #expect(names.count == 89)
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
@@ -110,6 +110,7 @@ import Testing
         #expect(d.logFormat == .json)
         #expect(d.accessLog == .stdout)
         #expect(d.networkMonitor)
+        #expect(!d.accessLogReferer)
         #expect(d.connectTimeout == .seconds(10))
         #expect(d.ipBackoff == .seconds(30))
         #expect(d.ipBackoffMax == .minutes(5))
@@ -142,6 +143,7 @@ import Testing
             "HTTPDNS_PROXY_ALLOW_CLIENT": "1.2.3.4", "HTTPDNS_PROXY_PROXY_AUTH_REALM": "x",
             "HTTPDNS_PROXY_MAX_CONNECTIONS": "5", "HTTPDNS_PROXY_MAX_CONNECTIONS_PER_CLIENT": "5",
             "HTTPDNS_PROXY_METRICS": "false", "HTTPDNS_PROXY_NETWORK_MONITOR": "false", "HTTPDNS_PROXY_ACCESS_LOG_FORMAT": "squid",
+            "HTTPDNS_PROXY_ACCESS_LOG_REFERER": "yes",
             "HTTPDNS_PROXY_COMPARE_SYSTEM_DNS": "yes", "HTTPDNS_PROXY_COMPARE_RATE": "5",
             // (alibaba-encryption's default text "none" is a value, but reads as "no default" here.)
             "HTTPDNS_PROXY_ALIBABA_API": "v1", "HTTPDNS_PROXY_SCHEDULER_REFRESH": "1ms",

@@ -165,6 +165,8 @@ let optionSamples: [OptionSample] = [
           file: ("1", "1"), env: ("2", "2"), flag: (["3"], "3")),
     .init(name: "access-log-format", defaultValue: "json",
           file: ("combined", "combined"), env: ("squid", "squid"), flag: (["json"], "json")),
+    .init(name: "access-log-referer", defaultValue: "false",
+          file: ("yes", "true"), env: ("1", "true"), flag: (["false"], "false")),
     .init(name: "request-id-header", defaultValue: "none",
           file: ("X-Request-Id", "X-Request-Id"), env: ("X-Trace", "X-Trace"), flag: (["Request-ID"], "Request-ID")),
     .init(name: "metrics", defaultValue: "true",

@@ -89,6 +89,7 @@ func fieldText(_ config: ProxyConfiguration, _ name: String) -> String? {
     case "max-connections-per-client": "\(config.maxConnectionsPerClient)"
     case "metrics": "\(config.metrics)"
     case "network-monitor": "\(config.networkMonitor)"
+    case "access-log-referer": "\(config.accessLogReferer)"
     case "ca-file": config.caFile ?? "none"
     case "tls-upgrade": config.tlsUpgrade.map(\.description).joined(separator: ",")
     case "spki-pins": config.spkiPins.keys.sorted().map { "\($0)=\(config.spkiPins[$0]!.joined(separator: "+"))" }.joined(separator: ",")

@@ -54,6 +54,7 @@ extension ClientConnectionHandler {
         if error.asksToRetryLater {
             head.headers.add(name: "Retry-After", value: String(ProxyError.retryAfterSeconds))
         }
+        addRequestID(of: record, to: &head)
         var record = record
         record.bytesDown = body.readableBytes
         // Recorded before the answer goes out: a client that sends its next request on another
@@ -78,10 +79,18 @@ extension ClientConnectionHandler {
         body.writeString(answer.body)
         head.headers.add(name: "Content-Length", value: String(body.readableBytes))
         head.headers.add(name: "Connection", value: "close")
+        addRequestID(of: record, to: &head)
         var record = record
         record.bytesDown = body.readableBytes
         writeAndClose(head, body: body, context: context)
         finished(record)
+    }
+
+    /// With `--request-id-header`, the request's id in that field of the proxy's own answers, as
+    /// on forwarded ones (none for bytes that never became a request).
+    private func addRequestID(of record: AccessLogRecord, to head: inout HTTPResponseHead) {
+        guard let field = machine.settings.configuration.requestIDHeader, let id = record.requestID else { return }
+        head.headers.replaceOrAdd(name: field, value: id)
     }
 
     func writeAndClose(_ head: HTTPResponseHead, body: ByteBuffer, context: ChannelHandlerContext) {

@@ -8,9 +8,11 @@ import Musl
 /// straight into bytes like the JSON line.
 extension AccessLogRecord {
     /// nginx/Apache "combined":
-    /// `127.0.0.1 - alice [25/Nov/2026:16:45:00 +0000] "GET http://a.test/p HTTP/1.1" 200 512 "-" "curl/7.88.1"`.
-    /// The URL has no query (queries carry tokens, as in the JSON line); the referer is not kept
-    /// for the same reason and is always "-"; bytes are the response bytes sent to the client.
+    /// `127.0.0.1 - alice [25/Nov/2026:16:45:00 +0000] "GET http://a.test/p HTTP/1.1" 200 512 "-" "curl/7.88.1" "5f1c09a200000003-1"`,
+    /// the request id last (as nginx users add `"$request_id"`).
+    /// The request line is the one received (nginx's `$request`) without its query (queries carry
+    /// tokens, as in the JSON line); the referer is "-" unless `--access-log-referer` (it can carry
+    /// tokens too); bytes are the response bytes sent to the client.
     func appendCombined(to out: inout JSONLine, time: [UInt8]) {
         out.raw(Self.address(of: client))
         out.raw(" - ")
@@ -23,19 +25,29 @@ extension AccessLogRecord {
         } else {
             out.escaped(method)
             out.raw(" ")
-            out.escaped(isTunnelLike ? "\(host):\(port)" : url)
+            if !requestTarget.isEmpty {
+                out.requestTarget(requestTarget, quoted: true)
+            } else {
+                out.escaped(isTunnelLike ? "\(host):\(port)" : url)
+            }
             out.raw(httpMinor == 0 ? " HTTP/1.0" : " HTTP/1.1")
         }
         out.raw("\" ")
         out.decimal(status)
         out.raw(" ")
         out.decimal(bytesDown)
-        out.raw(" \"-\" ")
+        out.raw(" ")
+        out.quotedField(referer, quotes: true)
+        out.raw(" ")
         out.quotedField(userAgent, quotes: true)
+        out.raw(" \"")
+        appendRequestID(to: &out, quoted: true)
+        out.raw("\"")
     }
 
     /// Squid's native format (`logformat squid`):
-    /// `1764089100.123    45 127.0.0.1 TCP_MISS/200 512 GET http://a.test/p - HIER_DIRECT/127.0.0.1 -`.
+    /// `1764089100.123    45 127.0.0.1 TCP_MISS/200 512 GET http://a.test/p - HIER_DIRECT/127.0.0.1 - 5f1c09a200000003-1`,
+    /// Squid's ten fields and the request id, then the Referer with `--access-log-referer`.
     func appendSquid(to out: inout JSONLine, seconds: Int, milliseconds: Int) {
         out.decimal(seconds)
         out.raw(".")
@@ -62,7 +74,9 @@ extension AccessLogRecord {
         out.raw(" ")
         out.escaped(method)
         out.raw(" ")
-        if isTunnelLike {
+        if !requestTarget.isEmpty {
+            out.requestTarget(requestTarget, quoted: false)
+        } else if isTunnelLike {
             out.escaped("\(host):\(port)")
         } else if host.isEmpty {
             out.raw("-")
@@ -77,7 +91,25 @@ extension AccessLogRecord {
         } else {
             out.raw(" HIER_NONE/-")
         }
-        out.raw(" -")
+        out.raw(" - ")
+        appendRequestID(to: &out, quoted: false)
+        if logsReferer {
+            out.raw(" ")
+            out.quotedField(referer, quotes: false)
+        }
+    }
+
+    /// The request id, or "-" for a record of no request. A client's id is escaped like any client
+    /// bytes (spaces too where the field is not quoted), although only ids of letters, digits and
+    /// `-._:+/=` are kept.
+    private func appendRequestID(to out: inout JSONLine, quoted: Bool) {
+        if let clientRequestID {
+            if quoted { out.escaped(clientRequestID) } else { out.quotedField(clientRequestID, quotes: false) }
+        } else if connectionID != 0 {
+            out.requestID(connectionID, exchange)
+        } else {
+            out.raw("-")
+        }
     }
 
     /// Squid's result codes as its log readers know them: TCP_TUNNEL for CONNECT, TCP_DENIED for
@@ -118,6 +150,25 @@ extension JSONLine {
     mutating func escaped(_ text: String) {
         for byte in text.utf8 { escaped(byte) }
     }
+
+    /// A request target as received, up to its query or fragment (they carry tokens), at most
+    /// `requestTargetLimit` bytes, escaped; spaces as `\x20` too where the field is not quoted.
+    mutating func requestTarget(_ target: String, quoted: Bool) {
+        var written = 0
+        for byte in target.utf8 {
+            if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || written == Self.requestTargetLimit { break }
+            written += 1
+            if !quoted && byte == UInt8(ascii: " ") {
+                raw("\\x20")
+            } else {
+                escaped(byte)
+            }
+        }
+        if written == 0 { raw("-") }
+    }
+
+    /// The longest request target logged, in bytes: the longest the proxy accepts.
+    static let requestTargetLimit = MessageFraming.maxRequestTargetLength
 
     mutating func escaped(_ byte: UInt8) {
         switch byte {

@@ -41,6 +41,10 @@ public struct AccessLogRecord: Sendable, Equatable {
     public var error: String?
     /// The client's User-Agent (at most `userAgentLimit` bytes); nil when it sent none.
     public var userAgent: String?
+    /// The client's Referer (at most `userAgentLimit` bytes), kept only with `--access-log-referer`
+    /// (`logsReferer`): like a query string it can carry tokens.
+    public var referer: String?
+    var logsReferer = false
     /// The proxy's id of the client connection and the request's number on it: the request id
     /// `<16 hex digits>-<number>`, formatted only when written (0: no request, no id).
     var connectionID: UInt64 = 0
@@ -49,6 +53,10 @@ public struct AccessLogRecord: Sendable, Equatable {
     var clientRequestID: String?
     /// The request's HTTP minor version (1.0 or 1.1), for the combined format's request line.
     public var httpMinor = 1
+    /// The request target as the client sent it, for the request line of the combined and squid
+    /// formats (its query and fragment are cut off when written). Kept only while the access log
+    /// is on; empty for records of no request.
+    var requestTarget = ""
     /// Transparent connections: where the client dialed (SO_ORIGINAL_DST), what its first bytes
     /// were (`TransparentStats.Peek` labels) and whether that address is none of HTTPDNS's for the
     /// name (a hijacked or stale local DNS answer).
@@ -64,6 +72,11 @@ public struct AccessLogRecord: Sendable, Equatable {
     /// `userAgentLimit` bytes. Cutting the bytes instead could split a character, which decoding
     /// turns into U+FFFD and so into a value longer than the limit.
     static func recordedUserAgent(_ agent: String) -> String {
+        recordedField(agent)
+    }
+
+    /// A client's field (User-Agent, Referer) cut between characters to `userAgentLimit` bytes.
+    static func recordedField(_ agent: String) -> String {
         guard agent.utf8.count > userAgentLimit else { return agent }
         let scalars = agent.unicodeScalars
         var bytes = 0
@@ -164,6 +177,7 @@ public struct AccessLogRecord: Sendable, Equatable {
         out.milliseconds("total_ms", totalMs)
         out.string("error", error)
         out.string("user_agent", userAgent)
+        if logsReferer { out.string("referer", referer) }
         if kind == .transparent {
             out.string("original_dst", originalDestination)
             out.string("peek", peek)

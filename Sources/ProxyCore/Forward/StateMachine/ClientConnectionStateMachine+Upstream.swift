@@ -113,7 +113,7 @@ extension ClientConnectionStateMachine {
         }
         let wantsUpgrade = exchange.request.isUpgrade
         let isUpgrade = wantsUpgrade && code == 101
-        let response: MessageRewriter.RewrittenResponse
+        var response: MessageRewriter.RewrittenResponse
         do throws(ProxyError) {
             if code == 101 && !isUpgrade {
                 throw ProxyError(.invalidResponse, "\(exchange.target.host) switched protocols (101) without being asked to")
@@ -128,6 +128,10 @@ extension ClientConnectionStateMachine {
             )
         } catch {
             return failExchange(exchange, error, now: now)
+        }
+        if let field = settings.configuration.requestIDHeader, let id = exchange.record.requestID {
+            // The client gets the id its request was logged and forwarded with.
+            response.head.headers.replaceOrAdd(name: field, value: id)
         }
         exchange.record.status = Int(code)
         if settings.recordsEnabled {

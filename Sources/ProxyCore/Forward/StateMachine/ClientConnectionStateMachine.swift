@@ -516,7 +516,8 @@ struct ClientConnectionStateMachine {
         return record
     }
 
-    /// The request's id (the next exchange's number), its User-Agent and HTTP version. Returns
+    /// The request's id (the next exchange's number), its User-Agent, HTTP version, target and
+    /// (with `--access-log-referer`) Referer. Returns
     /// the `--request-id-header` field to send upstream, if one is configured.
     @discardableResult
     private mutating func identify(_ record: inout AccessLogRecord, _ head: HTTPRequestHead) -> (name: String, value: String)? {
@@ -524,6 +525,13 @@ struct ClientConnectionStateMachine {
         record.connectionID = settings.connectionID
         record.exchange = requestsSeen
         record.httpMinor = head.version.minor
+        if settings.recordsEnabled && settings.logsPaths {
+            record.requestTarget = head.uri
+            if settings.configuration.accessLogReferer {
+                record.logsReferer = true
+                record.referer = head.headers.first(name: "referer").map(AccessLogRecord.recordedField)
+            }
+        }
         if let agent = head.headers.first(name: "user-agent") {
             record.userAgent = AccessLogRecord.recordedUserAgent(agent)
         }

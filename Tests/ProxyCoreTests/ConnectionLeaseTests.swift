@@ -125,7 +125,11 @@ import Testing
         #expect(system.isCurrent(at: loop.now + .seconds(30) - .nanoseconds(1)))
         #expect(!system.isCurrent(at: loop.now + .seconds(30)))
         #expect(!ConnectionLease(source: .fallback, dialedAt: loop.now).isCurrent(at: loop.now + .seconds(30)))
-        #expect(!ConnectionLease(source: .cache, dialedAt: loop.now).isCurrent(at: loop.now), "HTTPDNS answers are checked on first reuse")
+        #expect(!ConnectionLease(source: .cache, dialedAt: loop.now).isCurrent(at: loop.now), "without a known lifetime: checked on first reuse")
+        let fresh = ConnectionLease(source: .httpdns, dialedAt: loop.now, lifetime: .seconds(5))
+        #expect(fresh.isCurrent(at: loop.now + .seconds(5) - .nanoseconds(1)), "an answer's remaining TTL is the first lease")
+        #expect(!fresh.isCurrent(at: loop.now + .seconds(5)))
+        #expect(!ConnectionLease(source: .stale, dialedAt: loop.now, lifetime: .zero).isCurrent(at: loop.now))
     }
 }
 

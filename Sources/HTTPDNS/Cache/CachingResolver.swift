@@ -153,6 +153,11 @@ public final class CachingResolver<C: Clock>: Service, Sendable where C.Duration
         }
     }
 
+    /// How long `answer` stays in the cache once stored: its TTL clamped to min-ttl...max-ttl.
+    public func cachedTTL(of answer: ResolvedAnswer) -> Duration {
+        state.withLockedValue { $0.cache.configuration.clamp(answer.ttl) }
+    }
+
     /// The answer for `name`: from the cache, else from one shared query. A failed query is
     /// answered with a stale entry when there is one. The query belongs to `run()`, so a caller
     /// that is cancelled stops waiting (with `.cancelled`) without cancelling it for the others.

@@ -36,7 +36,7 @@ extension ClientConnectionHandler {
                     return
                 }
                 connection.dialedAddress = connected.address
-                connection.lease = ConnectionLease(source: connected.source, dialedAt: self.now)
+                connection.lease = ConnectionLease(source: connected.source, dialedAt: self.now, lifetime: connected.answerLifetime)
                 self.attach(
                     connection,
                     info: UpstreamConnectInfo(

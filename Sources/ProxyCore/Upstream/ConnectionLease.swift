@@ -18,14 +18,15 @@ public struct ConnectionLease: Equatable, Sendable {
     /// often, so a refreshed answer that dropped its address takes effect soon after it arrives.
     static let staleRecheck = TimeAmount.milliseconds(100)
 
-    /// The lease of a connection dialed at `now`. An HTTPDNS answer is checked on the first reuse
-    /// (the cache then says how long it stays current); a literal address never changes.
-    init(source: ResolutionSource, dialedAt now: NIODeadline) {
+    /// The lease of a connection dialed at `now` from an answer current for `lifetime` more: an
+    /// HTTPDNS answer's remaining TTL (unknown: checked on the first reuse); system DNS's fixed
+    /// lifetime; a literal address never changes.
+    init(source: ResolutionSource, dialedAt now: NIODeadline, lifetime: TimeAmount? = nil) {
         self.source = source
         switch source {
         case .literal: until = .distantFuture
         case .system, .fallback: until = now + Self.systemAnswerLifetime
-        case .httpdns, .cache, .stale: until = now
+        case .httpdns, .cache, .stale: until = now + max(.zero, lifetime ?? .zero)
         }
     }
 

@@ -49,12 +49,12 @@ public final class HTTPDNSUpstreamResolver: UpstreamResolver {
         }
         if let hit = caching.cached(host) {
             switch hit {
-            case .fresh(let answer, _):
-                if let resolution = Self.resolution(answer, port: port, source: .cache) {
+            case .fresh(let answer, let remaining):
+                if let resolution = Self.resolution(answer, port: port, source: .cache, lifetime: TimeAmount(remaining)) {
                     return eventLoop.makeSucceededFuture(resolution)
                 }
             case .stale(let answer, _):
-                if let resolution = Self.resolution(answer, port: port, source: .stale) {
+                if let resolution = Self.resolution(answer, port: port, source: .stale, lifetime: .zero) {
                     return eventLoop.makeSucceededFuture(resolution)
                 }
             case .negative(let failure):
@@ -65,7 +65,10 @@ public final class HTTPDNSUpstreamResolver: UpstreamResolver {
         promise.completeWithTask { [caching] in
             do {
                 let (answer, source) = try await caching.resolve(host)
-                if let resolution = Self.resolution(answer, port: port, source: Self.source(source)) {
+                // A new answer lasts as long as the cache keeps it; one found in the cache meanwhile
+                // (its remaining lifetime unknown here) or served stale is checked on first reuse.
+                let lifetime = source == .query ? TimeAmount(caching.cachedTTL(of: answer)) : .zero
+                if let resolution = Self.resolution(answer, port: port, source: Self.source(source), lifetime: lifetime) {
                     return resolution
                 }
                 throw ResolveFailure(kind: .noData, message: "no usable addresses")
@@ -150,7 +153,7 @@ public final class HTTPDNSUpstreamResolver: UpstreamResolver {
         }
     }
 
-    static func resolution(_ answer: ResolvedAnswer, port: Int, source: ResolutionSource) -> Resolution? {
+    static func resolution(_ answer: ResolvedAnswer, port: Int, source: ResolutionSource, lifetime: TimeAmount? = nil) -> Resolution? {
         var addresses: [SocketAddress] = []
         addresses.reserveCapacity(answer.ipv4.count + answer.ipv6.count)
         // Two loops rather than `ipv6 + ipv4`: no temporary array on every cache hit.
@@ -160,6 +163,6 @@ public final class HTTPDNSUpstreamResolver: UpstreamResolver {
         for ip in answer.ipv4 {
             if let address = try? SocketAddress(ipAddress: ip, port: port) { addresses.append(address) }
         }
-        return addresses.isEmpty ? nil : Resolution(addresses: addresses, source: source)
+        return addresses.isEmpty ? nil : Resolution(addresses: addresses, source: source, lifetime: lifetime)
     }
 }

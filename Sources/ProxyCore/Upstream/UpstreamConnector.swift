@@ -16,6 +16,8 @@ public struct ConnectedUpstream: Sendable {
     public let connectTime: TimeAmount
     /// The TLS handshake of this connection; nil for plain TCP.
     public let tls: UpstreamTLSHandshake?
+    /// How much longer the answer the address came from stays current (`Resolution.lifetime`).
+    public var answerLifetime: TimeAmount? = nil
 }
 
 /// Name → addresses (resolver) → destination policy on each address → order by learned health
@@ -116,6 +118,7 @@ public final class UpstreamConnector: Sendable {
                 tls: tls,
                 allowed: allowed,
                 source: resolution.source,
+                lifetime: resolution.lifetime,
                 resolveTime: resolved - started,
                 resolvedAt: resolved,
                 eventLoop: eventLoop,
@@ -190,6 +193,7 @@ public final class UpstreamConnector: Sendable {
             var fallbackPlan = plan
             fallbackPlan.allowed = allowed
             fallbackPlan.source = fresh.source
+            fallbackPlan.lifetime = fallbackResolution.lifetime
             return self.dial(fallbackPlan, remaining: self.order(allowed, avoiding: []), earlierFailures: []).flatMapErrorThrowing { secondError in
                 let second = secondError as? ProxyError ?? ProxyError(.connectFailed, "\(secondError)")
                 throw ProxyError(second.kind, "\(proxyError.message); system DNS fallback: \(second.message)")
@@ -212,6 +216,7 @@ public final class UpstreamConnector: Sendable {
         let tls: UpstreamTLS?
         var allowed: [SocketAddress]
         var source: ResolutionSource
+        var lifetime: TimeAmount?
         let resolveTime: TimeAmount
         let resolvedAt: NIODeadline
         let eventLoop: any EventLoop
@@ -279,7 +284,8 @@ public final class UpstreamConnector: Sendable {
                             source: plan.source,
                             resolveTime: plan.resolveTime,
                             connectTime: connected - plan.resolvedAt,
-                            tls: nil
+                            tls: nil,
+                            answerLifetime: plan.lifetime
                         )
                     )
                 }
@@ -299,7 +305,8 @@ public final class UpstreamConnector: Sendable {
                         source: plan.source,
                         resolveTime: plan.resolveTime,
                         connectTime: connected - plan.resolvedAt,
-                        tls: handshake
+                        tls: handshake,
+                        answerLifetime: plan.lifetime
                     )
                 }.flatMapError { error in
                     channel.close(promise: nil)

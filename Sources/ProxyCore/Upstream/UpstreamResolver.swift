@@ -19,10 +19,15 @@ public enum ResolutionSource: String, Sendable {
 public struct Resolution: Sendable {
     public var addresses: [SocketAddress]
     public var source: ResolutionSource
+    /// How much longer the answer stays current (a cached answer's remaining TTL, zero when served
+    /// stale); nil when the source gives none (system DNS, a literal). Starts a pooled
+    /// connection's lease (`ConnectionLease`).
+    public var lifetime: TimeAmount?
 
-    public init(addresses: [SocketAddress], source: ResolutionSource) {
+    public init(addresses: [SocketAddress], source: ResolutionSource, lifetime: TimeAmount? = nil) {
         self.addresses = addresses
         self.source = source
+        self.lifetime = lifetime
     }
 }
 

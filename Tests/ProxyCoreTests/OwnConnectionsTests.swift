@@ -37,7 +37,7 @@ import Testing
         let connector = UpstreamConnector(
             resolver: FixedResolver(answer: Resolution(addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: port)], source: .cache)),
             policy: DestinationPolicy(allow: [CIDR("127.0.0.0/8")!]), connectTimeout: .seconds(5))
-        let own = connector.ownConnections
+        let own = try #require(connector.ownConnections)
 
         let upstream = try connector.connect(host: "origin.test", port: port, on: group.next()) { $0.eventLoop.makeSucceededVoidFuture() }.wait()
         let client = try peer.futureResult.wait()

@@ -39,7 +39,7 @@ extension ProxyServer {
     func bindTransparentListener() async throws -> (any Channel)? {
         guard let listen = configuration.transparentListen else { return nil }
         let shared = TransparentContext(env: env, resolver: connector.resolver, stats: transparentStats, ownListeners: ownListeners,
-            ownConnections: connector.ownConnections)
+            ownConnections: connector.ownConnections ?? OwnConnections())
         let tracker = self.tracker
         let admission = self.admission
         let refusalLog = self.refusalLog

@@ -95,7 +95,8 @@ public final class ProxyServer: Service, Sendable {
             health: ipHealth,
             ownListeners: ownListeners,
             metrics: metrics,
-            outboundMark: configuration.outboundMark
+            outboundMark: configuration.outboundMark,
+            ownConnections: configuration.transparentListen == nil ? nil : OwnConnections()
         )
         self.connector = connector
         self.env = ProxyEnvironment(

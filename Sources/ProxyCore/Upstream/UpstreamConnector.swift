@@ -50,8 +50,9 @@ public final class UpstreamConnector: Sendable {
     let metrics: ProxyMetrics?
     /// SO_MARK of every origin socket (`--outbound-mark`); nil: none.
     let outboundMark: UInt32?
-    /// The local ends of the connections made here, for the transparent listener's loop check.
-    public let ownConnections: OwnConnections
+    /// The local ends of the connections made here, for the transparent listener's loop check;
+    /// nil without a transparent listener (nothing to check, so no lock per connect).
+    public let ownConnections: OwnConnections?
 
     public init(
         resolver: any UpstreamResolver,
@@ -62,7 +63,7 @@ public final class UpstreamConnector: Sendable {
         ownListeners: OwnListeners = OwnListeners(),
         metrics: ProxyMetrics? = nil,
         outboundMark: UInt32? = nil,
-        ownConnections: OwnConnections = OwnConnections()
+        ownConnections: OwnConnections? = OwnConnections()
     ) {
         self.ownConnections = ownConnections
         self.outboundMark = outboundMark

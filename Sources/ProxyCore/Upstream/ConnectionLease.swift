@@ -50,10 +50,20 @@ protocol LeaseRenewing: Sendable {
     func renewLease(host: String, ip: String, source: ResolutionSource, now: NIODeadline) -> ConnectionLease.Verdict
 }
 
+extension ConnectionLease {
+    /// The verdict when no cache can vouch for the address: a literal never changes; anything else
+    /// is dialed afresh (resolved again) once its lease ends.
+    static func renewalWithoutCache(_ source: ResolutionSource) -> Verdict {
+        switch source {
+        case .literal: .renew(until: .distantFuture)
+        case .system, .fallback: .retire(reason: "system DNS answer older than \(systemAnswerLifetime.nanoseconds / 1_000_000_000) s")
+        case .httpdns, .cache, .stale: .retire(reason: "answer lifetime over (\(source.rawValue))")
+        }
+    }
+}
+
 extension UpstreamResolver {
-    /// Without a cache to ask, only a literal address stays current; anything else is dialed afresh
-    /// (resolved again) once its lease ends.
     public func renewLease(host: String, ip: String, source: ResolutionSource, now: NIODeadline) -> ConnectionLease.Verdict {
-        source == .literal ? .renew(until: .distantFuture) : .retire(reason: "answer lifetime over (\(source.rawValue))")
+        ConnectionLease.renewalWithoutCache(source)
     }
 }

@@ -117,11 +117,7 @@ public final class HTTPDNSUpstreamResolver: UpstreamResolver {
     /// refresh, and counts as a use for hot-name prefetch, as any cache hit does). An answer from
     /// system DNS cannot be asked again without a query: such a connection is dialed afresh.
     public func renewLease(host: String, ip: String, source: ResolutionSource, now: NIODeadline) -> ConnectionLease.Verdict {
-        switch source {
-        case .literal: return .renew(until: .distantFuture)
-        case .system, .fallback: return .retire(reason: "system DNS answer older than \(ConnectionLease.systemAnswerLifetime.nanoseconds / 1_000_000_000) s")
-        case .httpdns, .cache, .stale: break
-        }
+        guard [.httpdns, .cache, .stale].contains(source) else { return ConnectionLease.renewalWithoutCache(source) }
         if systemOnly.withLock({ $0.matches(host) }) { return .retire(reason: "name now resolved by system DNS only") }
         switch caching.cached(host) {
         case .fresh(let answer, let remaining):
@@ -140,9 +136,8 @@ public final class HTTPDNSUpstreamResolver: UpstreamResolver {
     /// Whether `answer` lists `ip`, compared as addresses (an IPv6 address has many spellings).
     static func answer(_ answer: ResolvedAnswer, holds ip: String) -> Bool {
         if answer.ipv4.contains(ip) || answer.ipv6.contains(ip) { return true }
-        guard let wanted = try? SocketAddress(ipAddress: ip, port: 0).ipAddress else { return false }
-        let listed = wanted.contains(":") ? answer.ipv6 : answer.ipv4
-        return listed.contains { (try? SocketAddress(ipAddress: $0, port: 0).ipAddress) == wanted }
+        guard let wanted = IPAddress(ip) else { return false }
+        return (wanted.isIPv4 ? answer.ipv4 : answer.ipv6).contains { IPAddress($0) == wanted }
     }
 
     static func source(_ source: AnswerSource) -> ResolutionSource {

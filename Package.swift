@@ -87,28 +87,191 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // The leaf kit every proxy module shares: errors and Proxy-Status, the access record and its
+        // writers, metrics, the admin summary's tallies, ring buffer and token bucket, listener bootstrap.
         .target(
-            name: "ProxyCore",
+            name: "ProxyKit",
             dependencies: [
-                "ProxyConfig",  // re-exports NetworkTypes
+                "HTTPDNS",
+                "ProxyConfig",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // HTTP/1 messages on the forward path: request and response decoding rules (MessageFraming),
+        // request targets, Connection tokens, the rewriter and the head writer.
+        .target(
+            name: "ProxyHTTP",
+            dependencies: [
+                "ProxyKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // Who may use the proxy: client ACL and connection limits, Basic proxy credentials (htpasswd).
+        .target(
+            name: "ProxyAccess",
+            dependencies: [
+                "ProxyKit",
                 "CCrypt",
-                "CNetlink",
+                "HTTPDNS",
+                "ProxyConfig",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // Reaching origins: the resolver stack (HTTPDNS, cache, system fallback), the connector
+        // (Happy Eyeballs, IP health, TLS), the pool and its leases, the upstream connection and its machine.
+        .target(
+            name: "ProxyUpstream",
+            dependencies: [
+                "ProxyKit",
+                "ProxyHTTP",
                 "CurlTransport",
                 "HTTPDNS",
-                .product(name: "CoreMetrics", package: "swift-metrics"),
                 "OpenSSLTLS",
+                "ProxyConfig",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Background checks: the system-DNS audit (hijack detection) and address probing.
+        .target(
+            name: "ProxyChecks",
+            dependencies: [
+                "ProxyKit",
+                "ProxyUpstream",
+                "HTTPDNS",
+                "ProxyConfig",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The forward proxy: the client connection's machine and handler, CONNECT and upgrade tunnels.
+        .target(
+            name: "ForwardProxy",
+            dependencies: [
+                "ProxyKit",
+                "ProxyHTTP",
+                "ProxyAccess",
+                "ProxyUpstream",
+                "ProxyConfig",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // Transparent interception: original destination, the ClientHello/Host peek, the plan.
+        .target(
+            name: "TransparentProxy",
+            dependencies: [
+                "ProxyKit",
+                "ProxyAccess",
+                "ProxyUpstream",
+                "ForwardProxy",
+                "ProxyConfig",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // The DNS (UDP/TCP) and DoH listeners answering from the HTTPDNS cache, and the forwarder.
+        .target(
+            name: "DNSListener",
+            dependencies: [
+                "ProxyKit",
+                "ProxyUpstream",
+                "HTTPDNS",
+                "ProxyConfig",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Network change detection (netlink) and what the proxy does about a change.
+        .target(
+            name: "NetworkWatch",
+            dependencies: [
+                "ProxyKit",
+                "ProxyUpstream",
+                "CNetlink",
+                "HTTPDNS",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The admin listener: routes, the admin page, PAC file, health probe.
+        .target(
+            name: "ProxyAdmin",
+            dependencies: [
+                "ProxyKit",
+                "ProxyUpstream",
+                "ProxyChecks",
+                "TransparentProxy",
+                "NetworkWatch",
+                "HTTPDNS",
+                "ProxyConfig",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The composition root: the proxy server built from a configuration, its listeners and reloads.
+        .target(
+            name: "ProxyApp",
+            dependencies: [
+                "ProxyKit",
+                "ProxyAccess",
+                "ProxyUpstream",
+                "ProxyChecks",
+                "ForwardProxy",
+                "TransparentProxy",
+                "NetworkWatch",
+                "ProxyAdmin",
+                "OpenSSLTLS",
+                "ProxyConfig",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
             name: "httpdns-proxy",
             dependencies: [
-                "ProxyCore",
+                "ProxyApp",
+                "ProxyKit",
+                "ProxyUpstream",
+                "ProxyChecks",
+                "TransparentProxy",
+                "DNSListener",
+                "NetworkWatch",
+                "ProxyAdmin",
                 "HTTPDNS",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -139,7 +302,7 @@ let package = Package(
             dependencies: [
                 "HTTPDNS",
                 "HTTPDNSTestSupport",
-                "ProxyCore",
+                "ProxyUpstream",
                 "CurlTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -224,20 +387,126 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "ProxyCoreTests",
+            name: "ProxyKitTests",
             dependencies: [
-                "ProxyCore",
+                "ProxyKit",
+                "ProxyHTTP",
+                "HTTPDNS",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "ProxyHTTPTests",
+            dependencies: [
+                "ProxyHTTP",
+                "ProxyKit",
+                "ForwardProxy",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "ProxyAccessTests",
+            dependencies: [
+                "ProxyAccess",
                 "CCrypt",
+                "ProxyConfig",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "ProxyUpstreamTests",
+            dependencies: [
+                "ProxyUpstream",
+                "ProxyKit",
                 "HTTPDNS",
                 "OpenSSLTLS",
                 "ProxyConfig",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "ProxyChecksTests",
+            dependencies: [
+                "ProxyChecks",
+                "ProxyKit",
+                "ProxyUpstream",
+                "ProxyApp",
+                "ProxyConfig",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "ForwardProxyTests",
+            dependencies: [
+                "ForwardProxy",
+                "ProxyKit",
+                "ProxyHTTP",
+                "ProxyAccess",
+                "ProxyUpstream",
+                "ProxyApp",
+                "ProxyConfig",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "TransparentProxyTests",
+            dependencies: [
+                "TransparentProxy",
+                "ProxyUpstream",
+                "ForwardProxy",
+                "ProxyConfig",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "DNSListenerTests",
+            dependencies: [
+                "DNSListener",
+                "ProxyUpstream",
+                "HTTPDNS",
+                "ProxyConfig",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "NetworkWatchTests",
+            dependencies: [
+                "NetworkWatch",
+                "ProxyUpstream",
+                "ProxyApp",
+                "HTTPDNS",
+                "ProxyConfig",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "ProxyAdminTests",
+            dependencies: [
+                "ProxyAdmin",
+                "ProxyConfig",
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(
@@ -265,7 +534,9 @@ if Context.environment["HTTPDNS_PROXY_FUZZ"] == "1" {
         .executableTarget(
             name: "ParserFuzz",
             dependencies: [
-                "ProxyCore",
+                "ProxyKit",
+                "ProxyHTTP",
+                "TransparentProxy",
                 "HTTPDNS",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

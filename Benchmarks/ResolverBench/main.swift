@@ -5,7 +5,7 @@ import HTTPDNSTestSupport
 import Logging
 import NIOCore
 import NIOPosix
-import ProxyCore
+import ProxyUpstream
 
 // Resolver figures for docs/benchmarks.md. Loopback only: the cold-path numbers query an
 // in-process fake HTTPDNS service over real HTTP through libcurl.

@@ -4,7 +4,9 @@
 import Foundation
 import HTTPDNS
 import NIOHTTP1
-@testable import ProxyCore
+@testable import ProxyHTTP
+@testable import ProxyKit
+@testable import TransparentProxy
 
 enum FuzzTarget: String {
     case requestTarget = "request-target"

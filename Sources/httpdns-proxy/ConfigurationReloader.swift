@@ -6,7 +6,10 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import ProxyConfig
-import ProxyCore
+import ProxyKit
+import ProxyUpstream
+import ProxyAdmin
+import ProxyApp
 
 /// SIGHUP and the admin `POST /reload`: read the configuration again (file, environment, the
 /// start's flags), apply what can change live, say what changed and what needs a restart. An

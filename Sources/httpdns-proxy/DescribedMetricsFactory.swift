@@ -1,6 +1,6 @@
 import CoreMetrics
 import Prometheus
-import ProxyCore
+import ProxyKit
 
 /// swift-metrics into the Prometheus registry, each metric made with its HELP text from
 /// `ProxyMetrics.help`. swift-prometheus's own factory always passes an empty help, and the registry

@@ -6,7 +6,7 @@ import Foundation
 #endif
 import NIOPosix
 import ProxyConfig
-import ProxyCore
+import ProxyAdmin
 
 /// `httpdns-proxy healthcheck`: exit 0 when the admin `/healthz` answers 200 within 2 s, else 1
 /// with the reason on stderr. For a container HEALTHCHECK in an image without curl.

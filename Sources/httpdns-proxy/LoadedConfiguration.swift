@@ -1,6 +1,7 @@
 import ArgumentParser
+import ProxyApp
 import ProxyConfig
-import ProxyCore
+import ProxyUpstream
 
 /// How the commands read a configuration. `serve`, `config check` and a reload use
 /// `loadToServe`, one path, so a configuration the check calls valid is one the proxy starts (or

@@ -6,7 +6,7 @@ import Foundation
 #endif
 import Logging
 import ProxyConfig
-import ProxyCore
+import ProxyUpstream
 
 /// `httpdns-proxy resolve HOST`: one query through the configured provider, printed like a tiny dig.
 struct ResolveCommand: AsyncParsableCommand {

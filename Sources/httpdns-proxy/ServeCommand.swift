@@ -11,7 +11,13 @@ import NIOCore
 import NIOPosix
 import Prometheus
 import ProxyConfig
-import ProxyCore
+import ProxyKit
+import ProxyUpstream
+import ProxyChecks
+import DNSListener
+import NetworkWatch
+import ProxyAdmin
+import ProxyApp
 import ServiceLifecycle
 
 /// Runs the proxy (the default when no subcommand is named).

@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 import Logging
-import ProxyCore
+import ProxyKit
 import ServiceLifecycle
 import UnixSignals
 

@@ -5,7 +5,7 @@ import Glibc
 import Musl
 #endif
 import ProxyConfig
-import ProxyCore
+import TransparentProxy
 
 /// `httpdns-proxy transparent-rules`: prints, or with --apply installs, the netfilter rules that
 /// send a pod's outbound TCP to `--transparent-listen` (see docs/deployment.md). Run in the pod's

@@ -7,7 +7,7 @@ import Testing
 struct AdminAccessTests {
     @Test func clientsOutsideTheACLGet403FromTheAdminListenerButHealthProbesAndLoopbackWork() throws {
         // Loopback is always allowed on the admin listener (the healthcheck probes from it); a
-        // refused non-loopback client is checked in ProxyCoreTests (AdminAccessUnitTests).
+        // refused non-loopback client is checked in ProxyAdminTests (AdminAccessUnitTests).
         let proxy = try ProxyProcess.launch(["--allow-client", "127.0.0.2/32"])
         defer { proxy.stop() }
         let local = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/stats", proxy: nil)

@@ -1,0 +1,165 @@
+import HTTPDNS
+import NIOConcurrencyHelpers
+import NIOCore
+import ProxyConfig
+import ProxyKit
+import ProxyUpstream
+
+/// Answers the DNS listener's queries: parse, client ACL, per-client rate limit, then the cache
+/// (A / AAAA) or the upstream resolvers (everything else). A cache hit is answered synchronously on
+/// the caller's event loop; a miss joins the cache's single-flight query.
+package final class DNSResponder: Sendable {
+    enum Transport: Sendable { case udp, tcp }
+
+    /// What to send back: now (nil: nothing), or when a query or a forward completes.
+    enum Reply {
+        case now([UInt8]?)
+        case later(EventLoopFuture<[UInt8]?>)
+    }
+
+    /// An answer served after its TTL ran out carries at most this TTL (RFC 8767 section 4
+    /// suggests 30 s), and never more than the answer's own TTL: the stale hit has started the
+    /// refresh, so a client asking again one TTL later (a pod's proxy through the DoH listener) gets
+    /// the new answer; 30 s would hold every tier below on the old one for 30 s.
+    static let staleTTL: UInt32 = 30
+
+    /// The TTL a stale `answer` is served with (at least 1 s).
+    static func staleTTL(of answer: ResolvedAnswer) -> UInt32 {
+        max(1, min(staleTTL, UInt32(clamping: answer.ttl.components.seconds)))
+    }
+    /// The port whose per-IP health orders the addresses of an answer (most names are dialled on
+    /// it); an IP the health table knows only on other ports is judged on those.
+    static let healthPort = 443
+
+    let caching: CachingResolver<ContinuousClock>?
+    let routing: DNSRouting
+    let forwarder: DNSForwarder
+    let health: IPHealthRegistry?
+    let allowed: @Sendable () -> [CIDR]
+    let limiter: NIOLockedValueBox<DNSRateLimiter<ContinuousClock.Instant>>?
+    let metrics: DNSMetrics?
+    /// `--negative-ttl`: the cap of the SOA TTL in negative answers.
+    let negativeTTLCap: UInt32
+    /// `--system-fallback`: a name HTTPDNS cannot answer (other than NXDOMAIN / NODATA) is forwarded.
+    let fallback: Bool
+
+    init(
+        caching: CachingResolver<ContinuousClock>?, routing: DNSRouting, forwarder: DNSForwarder, health: IPHealthRegistry?,
+        allowed: @escaping @Sendable () -> [CIDR], rateLimit: Int, metrics: DNSMetrics?, negativeTTLCap: Duration, fallback: Bool
+    ) {
+        self.caching = caching
+        self.routing = routing
+        self.forwarder = forwarder
+        self.health = health
+        self.allowed = allowed
+        self.limiter = rateLimit > 0 ? NIOLockedValueBox(DNSRateLimiter(rate: rateLimit)) : nil
+        self.metrics = metrics
+        self.negativeTTLCap = UInt32(clamping: negativeTTLCap.components.seconds)
+        self.fallback = fallback
+    }
+
+    /// Whether `client` is inside the client ACL (clients that are not IP peers are).
+    func isAllowed(_ client: SocketAddress?) -> Bool {
+        guard let client, let address = IPAddress(client) else { return true }
+        let ip = address.unmappedIPv4 ?? address
+        return allowed().contains { $0.contains(ip) }
+    }
+
+    func respond(_ bytes: [UInt8], from client: SocketAddress?, transport: Transport, on eventLoop: any EventLoop) -> Reply {
+        let query: DNSQuery
+        do {
+            query = try DNSQuery.parse(bytes)
+        } catch {
+            switch error {
+            case .drop: return .now(nil)
+            case .reply(let rcode, let id, let flags, let question, let edns, _):
+                metrics?.answered(type: nil, rcode: rcode)
+                return .now(DNSAnswerBuilder.problem(rcode: rcode, id: id, queryFlags: flags, question: question, edns: edns))
+            }
+        }
+        guard isAllowed(client), admit(client) else {
+            return .now(finish(query, DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.refused)))
+        }
+        let limit = transport == .udp ? query.udpLimit : 65535
+        switch routing.route(query) {
+        case .forward:
+            return .later(forward(query, raw: bytes, transport: transport, on: eventLoop))
+        case .cache(let name, let family):
+            guard let caching else { return .later(forward(query, raw: bytes, transport: transport, on: eventLoop)) }
+            if let hit = caching.cached(name) {
+                return .now(finish(query, answer(query, hit: hit, family: family, limit: limit)))
+            }
+            let promise = eventLoop.makePromise(of: [UInt8]?.self)
+            promise.completeWithTask {
+                do throws(ResolveFailure) {
+                    let (answer, source) = try await caching.resolve(name)
+                    let ttl = source == .stale ? Self.staleTTL(of: answer) : UInt32(clamping: answer.ttl.components.seconds)
+                    return self.finish(query, self.addresses(query, answer, family: family, ttl: ttl, limit: limit))
+                } catch let failure {
+                    if failure.isCacheable {
+                        return self.finish(query, self.negative(query, failure))
+                    }
+                    if self.fallback {
+                        return try await self.forward(query, raw: bytes, transport: transport, on: eventLoop).get()
+                    }
+                    return self.finish(query, DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.servFail))
+                }
+            }
+            return .later(promise.futureResult)
+        }
+    }
+
+    /// The rate limit's verdict for `client` (always yes without a limit or for a non-IP peer).
+    private func admit(_ client: SocketAddress?) -> Bool {
+        guard let limiter, let client, let address = IPAddress(client) else { return true }
+        let now = ContinuousClock.now
+        return limiter.withLockedValue { $0.allow(address.unmappedIPv4 ?? address, now: now) }
+    }
+
+    private func answer(_ query: DNSQuery, hit: CacheHit, family: DNSRecordType, limit: Int) -> [UInt8] {
+        switch hit {
+        case .fresh(let answer, let remaining):
+            return addresses(query, answer, family: family, ttl: UInt32(clamping: remaining.components.seconds), limit: limit)
+        case .stale(let answer, _):
+            return addresses(query, answer, family: family, ttl: Self.staleTTL(of: answer), limit: limit)
+        case .negative(let failure):
+            return negative(query, failure)
+        }
+    }
+
+    /// The cached answer's addresses of the asked family, healthiest first; NODATA when it has none.
+    func addresses(_ query: DNSQuery, _ answer: ResolvedAnswer, family: DNSRecordType, ttl: UInt32, limit: Int) -> [UInt8] {
+        var ips = family == .a ? answer.ipv4 : answer.ipv6
+        guard !ips.isEmpty else {
+            return DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.noError, negativeTTL: min(ttl, negativeTTLCap), limit: limit)
+        }
+        if let health { ips = health.ordered(ips: ips, preferringPort: Self.healthPort) }
+        let length = family == .a ? 4 : 16
+        let records = ips.compactMap { ip -> DNSAnswerBuilder.Record? in
+            guard let data = DNSAnswerBuilder.addressData(ip), data.count == length else { return nil }
+            return DNSAnswerBuilder.Record(type: family.rawValue, ttl: ttl, rdata: data)
+        }
+        return DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.noError, records: records, limit: limit)
+    }
+
+    private func negative(_ query: DNSQuery, _ failure: ResolveFailure) -> [UInt8] {
+        let ttl = min(failure.negativeTTL.map { UInt32(clamping: $0.components.seconds) } ?? negativeTTLCap, negativeTTLCap)
+        let rcode = failure.kind == .nxdomain ? DNSQuery.RCode.nxDomain : DNSQuery.RCode.noError
+        return DNSAnswerBuilder.answer(to: query, rcode: rcode, negativeTTL: ttl)
+    }
+
+    private func forward(_ query: DNSQuery, raw: [UInt8], transport: Transport, on eventLoop: any EventLoop) -> EventLoopFuture<[UInt8]?> {
+        let limit = transport == .udp ? query.udpLimit : 65535
+        return forwarder.forward(raw, tcp: transport == .tcp, on: eventLoop).map { upstream -> [UInt8]? in
+            self.finish(query, DNSAnswerBuilder.relay(upstream, to: query, limit: limit))
+        }.recover { _ in
+            self.finish(query, DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.servFail))
+        }
+    }
+
+    /// Counts the answer (its type and RCODE) and hands it back.
+    private func finish(_ query: DNSQuery, _ answer: [UInt8]) -> [UInt8] {
+        if let metrics, answer.count >= 4 { metrics.answered(type: query.type, rcode: answer[3] & 0x0F) }
+        return answer
+    }
+}

@@ -1,0 +1,222 @@
+import HTTPDNS
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import ProxyConfig
+import ProxyKit
+import ProxyUpstream
+import ServiceLifecycle
+
+/// The DNS listener (`--dns-listen`) as a service: UDP and TCP on the same address (a configured
+/// port 0 becomes one free port for both), serving until graceful shutdown.
+package final class DNSServer: Service, Sendable {
+    /// TCP connections open at most; more are closed at accept.
+    static let maximumTCPConnections = 512
+    /// Datagrams read per system call (recvmmsg).
+    static let vectorReadCount = 32
+    /// A TCP connection without a query for this long is closed (RFC 7766 section 6.2.3).
+    static let tcpIdleTimeout = TimeAmount.seconds(10)
+
+    let listen: HostPort
+    let group: any EventLoopGroup
+    let responder: DNSResponder
+    let logger: Logger
+    let ownListeners: OwnListeners?
+    private let tcpConnections = NIOLockedValueBox(0)
+
+    package init(listen: HostPort, group: any EventLoopGroup, responder: DNSResponder, logger: Logger, ownListeners: OwnListeners? = nil) {
+        self.listen = listen
+        self.group = group
+        self.responder = responder
+        self.logger = logger
+        self.ownListeners = ownListeners
+    }
+
+    package func run() async throws {
+        // UDP and TCP share the port. With port 0 the kernel picks a free UDP port, which TCP
+        // may have in use (another socket's ephemeral port): then both are tried again.
+        let attempts = listen.port == 0 ? 20 : 1
+        var bound: (udp: any Channel, tcp: any Channel)?
+        for attempt in 1...attempts where bound == nil {
+            let udp: any Channel
+            do {
+                udp = try await bindUDP()
+            } catch {
+                throw ListenerBindError(listener: "dns", option: "--dns-listen", host: listen.host, port: listen.port, error: error)
+            }
+            let port = udp.localAddress?.port ?? listen.port
+            do {
+                bound = (udp, try await bindTCP(port: port))
+            } catch {
+                try? await udp.close()
+                if attempt == attempts {
+                    throw ListenerBindError(listener: "dns", option: "--dns-listen", host: listen.host, port: port, error: error)
+                }
+            }
+        }
+        guard let bound else { return }
+        let (udp, tcp) = bound
+        if let address = udp.localAddress {
+            ownListeners?.add(address)
+            logger.info("dns listening", metadata: ["address": "\(address.endpointText)", "transports": "udp,tcp"])
+        }
+        try? await gracefulShutdown()
+        try? await udp.close()
+        try? await tcp.close()
+    }
+
+    private func bindUDP() async throws -> any Channel {
+        let responder = self.responder
+        return try await DatagramBootstrap(group: group)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            // Vector reads split one receive buffer evenly between the messages: 2 KiB each
+            // (a query longer than that is cut, then refused as longer than 1024 bytes).
+            .channelOption(.datagramVectorReadMessageCount, value: Self.vectorReadCount)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: Self.vectorReadCount * 2048))
+            .channelOption(.maxMessagesPerRead, value: 64)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(DNSUDPHandler(responder: responder))
+                }
+            }
+            .bind(host: listen.host, port: listen.port).get()
+    }
+
+    private func bindTCP(port: Int) async throws -> any Channel {
+        let responder = self.responder
+        let connections = tcpConnections
+        return try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .pausingAcceptOnShortage("dns-tcp", logger: logger)
+            .childChannelInitializer { channel in
+                let admitted = responder.isAllowed(channel.remoteAddress) && connections.withLockedValue { open in
+                    guard open < Self.maximumTCPConnections else { return false }
+                    open += 1
+                    return true
+                }
+                guard admitted else { return channel.close() }
+                channel.closeFuture.whenComplete { _ in connections.withLockedValue { $0 -= 1 } }
+                return channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(IdleStateHandler(readTimeout: Self.tcpIdleTimeout))
+                    try sync.addHandler(ByteToMessageHandler(DNSTCPFrameDecoder()))
+                    try sync.addHandler(DNSTCPHandler(responder: responder))
+                }
+            }
+            .bind(host: listen.host, port: port).get()
+    }
+}
+
+extension DNSResponder {
+    /// The responder the DNS and DoH listeners share (one rate limit, one set of counters).
+    /// `allowed`: the client ACL in force (a reload may change it). `health`: orders the addresses
+    /// of answers. Forwarded queries go to `dns-upstream` or resolv.conf's nameservers, without the
+    /// DNS listener itself.
+    package static func make(
+        configuration: ProxyConfiguration, caching: CachingResolver<ContinuousClock>?, health: IPHealthRegistry?,
+        allowed: @escaping @Sendable () -> [CIDR], metrics: DNSMetrics?, logger: Logger
+    ) -> DNSResponder {
+        var configured = configuration.dnsUpstreams.isEmpty ? ResolvConf.nameservers() : configuration.dnsUpstreams
+        if let listen = configuration.dnsListen { configured = ResolvConf.excludingListener(configured, listener: listen) }
+        let upstreams = configured.compactMap { try? SocketAddress(ipAddress: $0.host, port: $0.port) }
+        if upstreams.isEmpty {
+            logger.warning("the DNS listener has no upstream resolvers: forwarded queries are answered SERVFAIL")
+        }
+        return DNSResponder(
+            caching: caching,
+            routing: DNSRouting(forwardZones: configuration.dnsForwardZones, systemOnly: configuration.systemDNSDomains, hasCache: caching != nil),
+            forwarder: DNSForwarder(upstreams: upstreams, timeout: configuration.resolverTimeout),
+            health: health, allowed: allowed, rateLimit: configuration.dnsRateLimit, metrics: metrics,
+            negativeTTLCap: configuration.negativeTTL.duration, fallback: configuration.systemFallback
+        )
+    }
+}
+
+/// One datagram in, at most one out: cache hits are written at once and flushed together at the
+/// end of the read burst; answers that wait for a query are written when they come.
+final class DNSUDPHandler: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+
+    let responder: DNSResponder
+    private var pendingFlush = false
+
+    init(responder: DNSResponder) {
+        self.responder = responder
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        let remote = envelope.remoteAddress
+        let bytes = Array(envelope.data.readableBytesView)
+        switch responder.respond(bytes, from: remote, transport: .udp, on: context.eventLoop) {
+        case .now(let answer?):
+            let buffer = context.channel.allocator.buffer(bytes: answer)
+            context.write(wrapOutboundOut(AddressedEnvelope(remoteAddress: remote, data: buffer)), promise: nil)
+            pendingFlush = true
+        case .now(nil):
+            break
+        case .later(let future):
+            let channel = context.channel
+            future.whenSuccess { answer in
+                guard let answer else { return }
+                let buffer = channel.allocator.buffer(bytes: answer)
+                channel.writeAndFlush(AddressedEnvelope(remoteAddress: remote, data: buffer), promise: nil)
+            }
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if pendingFlush {
+            pendingFlush = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    /// A send that failed (e.g. ICMP unreachable reported on the socket) concerns one client only.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {}
+}
+
+/// Length-framed queries in, answers out in the order they are ready (RFC 7766 allows any order).
+final class DNSTCPHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    let responder: DNSResponder
+
+    init(responder: DNSResponder) {
+        self.responder = responder
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let bytes = Array(unwrapInboundIn(data).readableBytesView)
+        let remote = context.channel.remoteAddress
+        switch responder.respond(bytes, from: remote, transport: .tcp, on: context.eventLoop) {
+        case .now(let answer?):
+            context.writeAndFlush(wrapOutboundOut(DNSTCPFrameDecoder.frame(answer, allocator: context.channel.allocator)), promise: nil)
+        case .now(nil):
+            // Not a query: nothing sensible can follow on this stream.
+            context.close(promise: nil)
+        case .later(let future):
+            let channel = context.channel
+            future.whenSuccess { answer in
+                guard let answer else { return }
+                channel.writeAndFlush(DNSTCPFrameDecoder.frame(answer, allocator: channel.allocator), promise: nil)
+            }
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,41 @@
+import OpenSSLTLS
+import ProxyAccess
+import ProxyConfig
+
+extension ProxyServer {
+    /// Applies `new` to new requests and connections, atomically per part: the client ACL and
+    /// connection limits, proxy authentication (the htpasswd files are read again), and what a
+    /// request is checked and dialed with (connect ports, destinations, TLS-upgrade rules, SPKI
+    /// pins, CA file, timeouts). Open connections and tunnels carry on. Everything is built before
+    /// anything is swapped: a CA file or htpasswd file that cannot be used throws and changes nothing.
+    package func reload(_ new: ProxyConfiguration) throws(ProxyServerSetupError) {
+        let tlsContext: TLSClientContext
+        do {
+            tlsContext = try Self.makeTLSContext(new)
+        } catch {
+            throw .tls(error)
+        }
+        let authenticator: ProxyAuthenticator?
+        do {
+            authenticator = try ProxyAuthenticator.make(new, threadPool: authThreads.pool)
+        } catch {
+            throw .proxyAuth(error.description)
+        }
+        if authenticator != nil { authThreads.start() }
+        connector.update(.init(policy: new.destinationPolicy, connectTimeout: new.connectTimeout, tlsContext: tlsContext))
+        admission.update(
+            allowedBlocks: new.allowClients,
+            maxConnections: new.effectiveMaxConnections(openFileLimit: openFileLimit),
+            maxConnectionsPerClient: new.maxConnectionsPerClient
+        )
+        env.update(.init(configuration: new, authenticator: authenticator))
+    }
+
+    /// The clients the ACL admits now (the admin listener follows it too).
+    package var allowedClients: [CIDR] { admission.allowedBlocks }
+
+    /// The options the proxy server's reload applies, by name: those of reload class `live` in
+    /// the option table. Every other option needs a restart (or is the resolver stack's, see
+    /// `ResolverStack.reloadableFields(for:)`), among them the background checks set up at start.
+    package static var reloadableFields: Set<String> { ConfigOption.names(reloading: [.live]) }
+}

@@ -1,0 +1,336 @@
+import NIOCore
+import NIOHTTP1
+import ProxyConfig
+import Testing
+
+@testable import ProxyKit
+@testable import ProxyHTTP
+@testable import ProxyAccess
+@testable import ForwardProxy
+
+/// The machine's access-control and read-ahead decisions: admission at activation, the 407 flow
+/// (credentials checked before anything else, the connection kept for the retry or closed), and
+/// the bounded pipelining queue.
+@Suite struct ClientConnectionStateMachineAccessTests {
+    typealias Machine = ClientConnectionStateMachine
+
+    private static let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
+    private func at(_ seconds: Int64) -> NIODeadline { Self.t0 + .seconds(seconds) }
+    private var route: UpstreamRoute { UpstreamRoute(host: "a.test", port: 80, tls: nil) }
+    private let fresh = UpstreamConnectInfo(pooled: false, dialedIP: "192.0.2.1", source: "httpdns", resolveMs: 1, connectMs: 2)
+    private static let aliceField = "Basic YWxpY2U6c2VjcmV0"  // alice:secret
+
+    private func machine(auth: Bool = false) -> Machine {
+        var configuration = ProxyConfiguration.defaults
+        configuration.clientIdleTimeout = .seconds(60)
+        return Machine(
+            settings: .init(
+                configuration: configuration, via: ViaHeader(pseudonym: "hp"), client: "127.0.0.1:5000",
+                recordsEnabled: true, requiresAuthentication: auth
+            ),
+            now: Self.t0
+        )
+    }
+
+    private func head(_ method: HTTPMethod = .GET, _ uri: String = "http://a.test/p", _ headers: [(String, String)] = []) -> HTTPRequestHead {
+        HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: HTTPHeaders(headers))
+    }
+
+    private func credentials(_ field: String = aliceField) -> ProxyCredentials {
+        guard case .basic(let credentials) = ProxyCredentials.parse(HTTPHeaders([("Proxy-Authorization", field)])) else {
+            preconditionFailure("test credentials do not parse")
+        }
+        return credentials
+    }
+
+    // MARK: admission
+
+    @Test func refusedAdmissionAnswersAtActivationAndReadsNothing() {
+        for (verdict, status) in [
+            (ClientAdmission.Verdict.notAllowed(.clientNotAllowed(IPAddress("192.0.2.7")!)), 403),
+            (.overLimit(.tooManyConnections("full")), 503),
+        ] {
+            var m = machine()
+            guard case .respondWithError(let error, let record, let closeUpstream) = m.activated(now: Self.t0, draining: false, admission: verdict)
+            else {
+                Issue.record("expected an error answer for \(verdict)")
+                continue
+            }
+            #expect(Int(error.status.code) == status)
+            #expect(record.status == status && record.error == error.message)
+            #expect(!closeUpstream)
+            #expect(!m.readAllowed, "nothing of the request may be read")
+            let readNow = m.readRequested()
+            #expect(!readNow)
+            #expect(m.requestPart(.head(head()), now: at(1), draining: false) == .none, "a head that slipped through is not served")
+        }
+        #expect(ProxyError.tooManyConnections("x").asksToRetryLater)
+        #expect(!ProxyError.clientNotAllowed(IPAddress("192.0.2.7")!).asksToRetryLater)
+    }
+
+    @Test func admittedActivationIsUnchanged() {
+        var m = machine()
+        #expect(m.activated(now: Self.t0, draining: false, admission: .admitted) == .scheduleTimer(at(60)))
+    }
+
+    // MARK: authentication
+
+    @Test func noCredentialsGet407BeforeAnyDialAndTheConnectionStaysForTheRetry() {
+        var m = machine(auth: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        guard case .refuseCredentials(let error, let record, let keepAlive) = m.requestPart(.head(head()), now: at(1), draining: false) else {
+            Issue.record("expected 407")
+            return
+        }
+        #expect(error.status == .proxyAuthenticationRequired)
+        #expect(error.message.contains("Proxy-Authorization"))
+        #expect(record.status == 407 && record.host == "a.test" && record.user == nil)
+        #expect(keepAlive)
+        // The refused request's end is dropped; the connection waits for the next request (the
+        // idle timer, due at t+60, re-arms for t+61 when it fires).
+        #expect(m.requestPart(.end(nil), now: at(1), draining: false) == .none)
+        #expect(m.timerFired(now: at(60)) == .scheduleTimer(at(61)))
+        guard case .idle = m.state else { Issue.record("\(m.state)"); return }
+        // The retry with credentials is checked, then served.
+        #expect(m.requestPart(.head(head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField)])), now: at(2), draining: false)
+            == .authenticate(credentials()))
+        #expect(!m.readAllowed, "nothing is read while the check runs")
+        #expect(m.requestPart(.end(nil), now: at(2), draining: false) == .none, "queued meanwhile")
+        #expect(m.nextQueuedPart() == nil, "queued parts wait for the verdict")
+        #expect(m.credentialsChecked(.allowed(user: "alice"), now: at(2), draining: false)
+            == .connectUpstream(route))
+        #expect(m.current?.record.user == "alice")
+        #expect(m.nextQueuedPart() == .end(nil), "the request's end follows the verdict")
+    }
+
+    @Test func aRepeatedVerifiedFieldSkipsTheCheckAnyOtherIsCheckedAgain() {
+        var m = machine(auth: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        let withAlice = head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField)])
+        #expect(m.requestPart(.head(withAlice), now: at(1), draining: false) == .authenticate(credentials()))
+        _ = m.credentialsChecked(.allowed(user: "alice"), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        _ = m.upstreamConnected(fresh, now: at(1))
+        _ = m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"]), now: at(1))
+        _ = m.upstreamEnd(nil, now: at(1))
+        // The same field again: served at once, logged with the user.
+        #expect(m.requestPart(.head(withAlice), now: at(2), draining: false) == .connectUpstream(route))
+        #expect(m.current?.record.user == "alice")
+        _ = m.requestPart(.end(nil), now: at(2), draining: false)
+        _ = m.upstreamConnected(fresh, now: at(2))
+        _ = m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"]), now: at(2))
+        _ = m.upstreamEnd(nil, now: at(2))
+        // Another field (another user, or the same one twice) is checked again; none is refused.
+        let bob = "Basic Ym9iOnB3"  // bob:pw
+        #expect(m.requestPart(.head(head(.GET, "http://a.test/p", [("Proxy-Authorization", bob)])), now: at(3), draining: false)
+            == .authenticate(credentials(bob)))
+        var other = machine(auth: true)
+        _ = other.activated(now: Self.t0, draining: false)
+        guard case .refuseCredentials = other.requestPart(
+            .head(head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField), ("Proxy-Authorization", Self.aliceField)])),
+            now: at(1), draining: false)
+        else {
+            Issue.record("two fields must be refused")
+            return
+        }
+    }
+
+    @Test func wrongCredentialsGet407NamingTheUserNeverThePassword() {
+        var m = machine(auth: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField)])), now: at(1), draining: false)
+        guard case .refuseCredentials(let error, let record, let keepAlive) = m.credentialsChecked(
+            .denied(user: "alice", reason: "wrong password"), now: at(1), draining: false)
+        else {
+            Issue.record("expected 407")
+            return
+        }
+        #expect(error.message.contains("alice") && !error.message.contains("secret"))
+        #expect(record.user == "alice")
+        #expect(keepAlive)
+    }
+
+    @Test func malformedCredentialsAre407WithTheReason() {
+        for field in ["Digest username=x", "Basic !!!", "Basic YWxpY2U="] {
+            var m = machine(auth: true)
+            _ = m.activated(now: Self.t0, draining: false)
+            guard case .refuseCredentials(let error, _, _) = m.requestPart(
+                .head(head(.GET, "http://a.test/p", [("Proxy-Authorization", field)])), now: at(1), draining: false)
+            else {
+                Issue.record("expected 407 for \(field)")
+                continue
+            }
+            #expect(error.status == .proxyAuthenticationRequired, "\(field)")
+        }
+    }
+
+    @Test func refusalsCloseWhenTheDecoderCannotGoOn() {
+        // A body (not read), a CONNECT and an upgrade (the decoder stops parsing after their heads),
+        // HTTP/1.0 without keep-alive, and draining all close after the 407.
+        let cases: [(HTTPRequestHead, Bool)] = [
+            (head(.POST, "http://a.test/p", [("Content-Length", "5")]), false),
+            (head(.POST, "http://a.test/p", [("Transfer-Encoding", "chunked")]), false),
+            (head(.CONNECT, "a.test:443"), false),
+            (head(.GET, "http://a.test/ws", [("Connection", "upgrade"), ("Upgrade", "websocket")]), false),
+            (head(.GET, "http://a.test/p", [("Connection", "close")]), false),
+            (head(.GET, "http://a.test/p"), true),
+        ]
+        for (request, draining) in cases {
+            var m = machine(auth: true)
+            _ = m.activated(now: Self.t0, draining: false)
+            guard case .refuseCredentials(_, let record, let keepAlive) = m.requestPart(.head(request), now: at(1), draining: draining) else {
+                Issue.record("expected 407 for \(request.method) \(request.headers)")
+                continue
+            }
+            #expect(!keepAlive, "\(request.method) \(request.headers) draining=\(draining)")
+            #expect(!m.readAllowed)
+            if request.method == .CONNECT { #expect(record.host == "a.test" && record.port == 443) }
+        }
+    }
+
+    @Test func connectWithGoodCredentialsIsDialedAndLoggedWithTheUser() {
+        var m = machine(auth: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        #expect(m.requestPart(.head(head(.CONNECT, "a.test:443", [("Proxy-Authorization", Self.aliceField)])), now: at(1), draining: false)
+            == .authenticate(credentials()))
+        guard case .connectTunnel(let target) = m.credentialsChecked(.allowed(user: "alice"), now: at(1), draining: false) else {
+            Issue.record("expected the tunnel dial")
+            return
+        }
+        #expect(target.host == "a.test" && target.port == 443)
+        guard case .connectingTunnel(let record, _) = m.state else { Issue.record("\(m.state)"); return }
+        #expect(record.user == "alice")
+    }
+
+    @Test func aMalformedBodyDuringTheCheckIsAnsweredAtOnceAndTheVerdictIgnored() {
+        var m = machine(auth: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        let post = head(.POST, "http://a.test/p", [("Proxy-Authorization", Self.aliceField), ("Transfer-Encoding", "chunked")])
+        #expect(m.requestPart(.head(post), now: at(1), draining: false) == .authenticate(credentials()))
+        _ = m.requestPart(.body(ByteBuffer(string: "hello")), now: at(1), draining: false)
+        guard case .respondWithError(let error, _, let closeUpstream) = m.parseError(.invalidChunkSize, requestLineLength: 0, now: at(1)) else {
+            Issue.record("expected an immediate 400")
+            return
+        }
+        #expect(error.status == .badRequest && !closeUpstream)
+        #expect(m.credentialsChecked(.allowed(user: "alice"), now: at(2), draining: false) == .none, "nothing is dialed afterwards")
+        #expect(m.nextQueuedPart() == nil)
+    }
+
+    @Test func bodyBeyondTheBoundDuringTheCheckIsRefusedNotDropped() {
+        var m = machine(auth: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        let post = head(.POST, "http://a.test/p", [("Proxy-Authorization", Self.aliceField), ("Content-Length", "2000000")])
+        _ = m.requestPart(.head(post), now: at(1), draining: false)
+        let chunk = ByteBuffer(repeating: 0x61, count: 64 * 1024)
+        var answer = ClientConnectionAction.none
+        for _ in 0..<(Machine.maxQueuedBodyBytes / chunk.readableBytes + 1) {
+            answer = m.requestPart(.body(chunk), now: at(1), draining: false)
+        }
+        guard case .respondWithError(let error, _, _) = answer else {
+            Issue.record("expected 503 once the bound is passed")
+            return
+        }
+        #expect(error.status == .serviceUnavailable)
+        #expect(m.credentialsChecked(.allowed(user: "alice"), now: at(2), draining: false) == .none)
+    }
+
+    @Test func tooManyChecksIs503AndCloses() {
+        var m = machine(auth: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField)])), now: at(1), draining: false)
+        guard case .respondWithError(let error, _, _) = m.credentialsChecked(.busy, now: at(1), draining: false) else {
+            Issue.record("expected 503")
+            return
+        }
+        #expect(error.status == .serviceUnavailable && error.asksToRetryLater)
+        guard case .closing = m.state else { Issue.record("\(m.state)"); return }
+    }
+
+    @Test func aVerdictForNoPendingCheckIsIgnored() {
+        var m = machine(auth: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        #expect(m.credentialsChecked(.allowed(user: "alice"), now: at(1), draining: false) == .none)
+    }
+
+    @Test func withoutAuthenticationAProxyAuthorizationFieldIsIgnored() {
+        var m = machine(auth: false)
+        _ = m.activated(now: Self.t0, draining: false)
+        #expect(m.requestPart(.head(head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField)])), now: at(1), draining: false)
+            == .connectUpstream(route))
+    }
+
+    // MARK: bounded read-ahead
+
+    @Test func theReadAheadMarkIsReachedLongBeforeTheHardBound() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head()), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        for index in 0..<Machine.readAheadRequests {
+            #expect(!m.readAheadFull, "after \(index) queued")
+            _ = m.requestPart(.head(head()), now: at(1), draining: false)
+            _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        }
+        #expect(m.readAheadFull && !m.queueOverflowed)
+        #expect(Machine.maxQueuedRequests >= (64 << 10) / 18, "one 64 KiB read of the smallest requests fits under the hard bound")
+        // Serving the first queued request makes room again.
+        _ = m.upstreamConnected(fresh, now: at(1))
+        _ = m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"]), now: at(1))
+        _ = m.upstreamEnd(nil, now: at(1))
+        if let part = m.nextQueuedPart() { _ = m.handleQueued(part, now: at(1), draining: false) }
+        #expect(!m.readAheadFull)
+    }
+
+    @Test func pipelinedRequestsBeyondTheQueueGet503AfterTheQueuedOnes() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        #expect(m.requestPart(.head(head()), now: at(1), draining: false) == .connectUpstream(route))
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        for _ in 0..<(Machine.maxQueuedRequests + 3) {
+            _ = m.requestPart(.head(head()), now: at(1), draining: false)
+            _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        }
+        #expect(m.queueOverflowed)
+        #expect(m.queued.count == Machine.maxQueuedRequests * 2, "heads and ends of the queued requests only")
+        #expect(m.queueDrained(now: at(1)) == .none, "not while earlier requests are in flight")
+
+        // Serve the first request, then every queued one.
+        var served = 1
+        _ = m.upstreamConnected(fresh, now: at(1))
+        _ = m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"]), now: at(1))
+        _ = m.upstreamEnd(nil, now: at(1))
+        while let part = m.nextQueuedPart() {
+            if case .connectUpstream = m.handleQueued(part, now: at(1), draining: false) {
+                served += 1
+            }
+            if case .exchange = m.state, m.current?.requestComplete == true {
+                _ = m.upstreamConnected(fresh, now: at(1))
+                _ = m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"]), now: at(1))
+                _ = m.upstreamEnd(nil, now: at(1))
+            }
+        }
+        #expect(served == 1 + Machine.maxQueuedRequests)
+        guard case .respondWithError(let error, _, _) = m.queueDrained(now: at(1)) else {
+            Issue.record("expected 503 after the queued requests")
+            return
+        }
+        #expect(error.status == .serviceUnavailable && error.asksToRetryLater)
+        guard case .closing = m.state else { Issue.record("\(m.state)"); return }
+    }
+
+    @Test func queuedBodiesBeyondTheByteBoundDropTheirRequest() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head()), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        let post = head(.POST, "http://a.test/p", [("Content-Length", "\(Machine.maxQueuedBodyBytes + 1)")])
+        _ = m.requestPart(.head(post), now: at(1), draining: false)
+        let chunk = ByteBuffer(repeating: 0x61, count: 64 * 1024)
+        for _ in 0..<(Machine.maxQueuedBodyBytes / chunk.readableBytes + 1) {
+            _ = m.requestPart(.body(chunk), now: at(1), draining: false)
+        }
+        #expect(m.queueOverflowed)
+        #expect(m.queued.isEmpty, "the POST whose body overflowed is dropped whole, head included")
+    }
+}

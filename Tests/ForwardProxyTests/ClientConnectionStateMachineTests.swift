@@ -1,0 +1,862 @@
+import NIOCore
+import NIOHTTP1
+import ProxyConfig
+import Testing
+
+@testable import ProxyKit
+@testable import ProxyHTTP
+@testable import ProxyUpstream
+@testable import ForwardProxy
+
+/// The client connection's decisions alone: every transition, with the exact actions.
+@Suite struct ClientConnectionStateMachineTests {
+    typealias Machine = ClientConnectionStateMachine
+
+    private static let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
+    private let via = ViaHeader(pseudonym: "hp")
+
+    private func machine(accessLog: Bool = false, _ configure: (inout ProxyConfiguration) -> Void = { _ in }) -> Machine {
+        var configuration = ProxyConfiguration.defaults
+        configuration.clientIdleTimeout = .seconds(60)
+        configuration.headerTimeout = .seconds(30)
+        configuration.upstreamTimeout = .seconds(10)
+        configure(&configuration)
+        return Machine(settings: .init(configuration: configuration, via: via, client: "127.0.0.1:5000", recordsEnabled: accessLog), now: Self.t0)
+    }
+
+    private func head(_ method: HTTPMethod = .GET, _ uri: String = "http://a.test/p", _ headers: [(String, String)] = [], version: HTTPVersion = .http1_1)
+        -> HTTPRequestHead
+    {
+        HTTPRequestHead(version: version, method: method, uri: uri, headers: HTTPHeaders(headers))
+    }
+
+    private func at(_ seconds: Int64) -> NIODeadline { Self.t0 + .seconds(seconds) }
+
+    private var route: UpstreamRoute { UpstreamRoute(host: "a.test", port: 80, tls: nil) }
+
+    /// The address the exchange's upstream connection was dialed to, reported when it closes.
+    private let dialed = FailedAddress(address: try! SocketAddress(ipAddress: "192.0.2.1", port: 80), kind: .reset)
+
+    private let fresh = UpstreamConnectInfo(pooled: false, dialedIP: "192.0.2.1", source: "httpdns", resolveMs: 1, connectMs: 2)
+
+    private func response(_ status: HTTPResponseStatus, _ headers: [(String, String)] = [("Content-Length", "2")]) -> HTTPResponseHead {
+        HTTPResponseHead(version: .http1_1, status: status, headers: HTTPHeaders(headers))
+    }
+
+    /// A GET through to an attached upstream with its request complete.
+    private func getInFlight(_ m: inout Machine) {
+        _ = m.activated(now: Self.t0, draining: false)
+        #expect(m.requestPart(.head(head()), now: at(1), draining: false) == .connectUpstream(route))
+        #expect(m.requestPart(.end(nil), now: at(1), draining: false) == .none)
+        guard case .sendRequest(_, let buffered, _) = m.upstreamConnected(fresh, now: at(1)) else {
+            Issue.record("expected sendRequest")
+            return
+        }
+        #expect(buffered == [.end(nil)])
+    }
+
+    // MARK: idle, header and upstream timers
+
+    @Test func activationSchedulesTheIdleDeadlineAndItClosesSilently() {
+        var m = machine()
+        #expect(m.activated(now: Self.t0, draining: false) == .scheduleTimer(at(60)))
+        #expect(m.timerFired(now: at(59)) == .scheduleTimer(at(60)), "fired early (e.g. for an older deadline): re-armed")
+        #expect(m.timerFired(now: at(60)) == .close(closeUpstream: false, log: nil))
+        guard case .closed = m.state else { Issue.record("\(m.state)"); return }
+    }
+
+    @Test func firstBytesStartTheHeaderDeadlineWhichAnswers408() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        #expect(m.requestBytesArrived(now: at(50)) == .none, "the idle timer (t+60) fires first and re-arms for the header deadline")
+        #expect(m.timerFired(now: at(60)) == .scheduleTimer(at(80)))
+        guard case .respondWithError(let error, let record, let closeUpstream) = m.timerFired(now: at(80)) else {
+            Issue.record("expected 408")
+            return
+        }
+        #expect(error.status == .requestTimeout)
+        #expect(record.status == 408)
+        #expect(!closeUpstream)
+        #expect(!m.readAllowed)
+    }
+
+    @Test func headerDeadlineEarlierThanTheIdleOneIsScheduled() {
+        var m = machine { $0.headerTimeout = .seconds(5) }
+        _ = m.activated(now: Self.t0, draining: false)
+        #expect(m.requestBytesArrived(now: at(1)) == .scheduleTimer(at(6)))
+    }
+
+    @Test func upstreamSilenceIs504AndActivityPostponesIt() {
+        var m = machine()
+        getInFlight(&m)
+        // The timer was set for t+1+10 when the request went out; activity at t+5 moves the stamp only.
+        #expect(m.upstreamHead(response(.ok), now: at(5)) != .none)
+        #expect(m.timerFired(now: at(11)) == .scheduleTimer(at(15)))
+        _ = m.upstreamBody(ByteBuffer(string: "o"), now: at(14))
+        #expect(m.timerFired(now: at(15)) == .scheduleTimer(at(24)))
+        // Response started: no error response is possible, the connection is cut.
+        guard case .close(closeUpstream: true, _) = m.timerFired(now: at(24)) else {
+            Issue.record("expected an abrupt close")
+            return
+        }
+    }
+
+    @Test func noResponseWithinTheUpstreamTimeoutIs504() {
+        var m = machine()
+        getInFlight(&m)
+        guard case .respondWithError(let error, _, closeUpstream: true) = m.timerFired(now: at(11)) else {
+            Issue.record("expected 504")
+            return
+        }
+        #expect(error.status == .gatewayTimeout)
+        #expect(error.message.contains("did not answer within 10000"))
+    }
+
+    // MARK: one exchange
+
+    @Test func aGetGoesThroughAndTheConnectionWaitsForTheNextRequest() {
+        var m = machine()
+        getInFlight(&m)
+        let rewritten = try! MessageRewriter.rewriteResponse(
+            response(.ok), requestMethod: .GET, clientVersion: .http1_1, clientKeepAlive: true, isUpgradeResponse: false, via: via
+        )
+        #expect(m.upstreamHead(response(.ok), now: at(2)) == .writeClient(.head(rewritten.head), timer: nil))
+        #expect(m.upstreamBody(ByteBuffer(string: "ok"), now: at(2)) == .writeClient(.body(.byteBuffer(ByteBuffer(string: "ok"))), timer: nil))
+        #expect(
+            m.upstreamEnd(nil, now: at(3))
+                == .finishExchange(trailers: nil, upstream: .release, log: nil, then: .next(idleDeadline: at(63)))
+        )
+        guard case .idle(.nextRequest(let deadline)) = m.state else { Issue.record("\(m.state)"); return }
+        #expect(deadline == at(63))
+        #expect(m.readAllowed)
+    }
+
+    @Test func theAccessLogRecordCarriesTheExchange() {
+        var m = machine(accessLog: true)
+        getInFlight(&m)
+        _ = m.upstreamHead(response(.ok), now: at(2))
+        _ = m.upstreamBody(ByteBuffer(string: "ok"), now: at(2))
+        guard case .finishExchange(_, _, let log?, _) = m.upstreamEnd(nil, now: at(3)) else {
+            Issue.record("expected a log record")
+            return
+        }
+        #expect(log.host == "a.test")
+        #expect(log.path == "/p")
+        #expect(log.status == 200)
+        #expect(log.bytesDown == 2)
+        #expect(log.dialedIP == "192.0.2.1")
+        #expect(log.source == "httpdns")
+        #expect(log.totalMs == 2000)
+        #expect(log.ttfbMs == 1000)
+    }
+
+    @Test func requestPartsWaitForTheUpstreamAndGoOutWithTheHead() throws {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.POST, "http://a.test/p", [("Content-Length", "3")])), now: at(1), draining: false)
+        #expect(m.requestPart(.body(ByteBuffer(string: "abc")), now: at(1), draining: false) == .none)
+        #expect(!m.readAllowed, "one buffered part is enough until the upstream is there")
+        guard case .sendRequest(let sent, let buffered, _) = m.upstreamConnected(fresh, now: at(1)) else {
+            Issue.record("expected sendRequest")
+            return
+        }
+        #expect(sent.uri == "/p")
+        #expect(sent.headers["Content-Length"] == ["3"])
+        #expect(buffered == [.body(ByteBuffer(string: "abc"))])
+        #expect(m.readAllowed)
+        #expect(m.requestPart(.end(nil), now: at(2), draining: false) == .writeUpstream(.end(nil), timer: nil))
+    }
+
+    @Test func aPooledConnectionIsLoggedAsReused() {
+        var m = machine(accessLog: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head()), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        _ = m.upstreamConnected(UpstreamConnectInfo(pooled: true, dialedIP: "192.0.2.9"), now: at(1))
+        _ = m.upstreamHead(response(.ok), now: at(1))
+        guard case .finishExchange(_, _, let log?, _) = m.upstreamEnd(nil, now: at(1)) else { Issue.record("no log"); return }
+        #expect(log.reused)
+        #expect(log.source == "pool")
+        #expect(log.dialedIP == "192.0.2.9")
+    }
+
+    @Test func connectFailureIsAnsweredWithItsError() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head()), now: at(1), draining: false)
+        let error = ProxyError(.connectFailed, "cannot connect to a.test")
+        guard case .respondWithError(error, let record, closeUpstream: true) = m.upstreamConnectFailed(error, now: at(2)) else {
+            Issue.record("expected 502")
+            return
+        }
+        #expect(record.status == 502)
+        #expect(record.host == "a.test")
+        // A second failure for the same exchange never reaches the machine (the handler asks this
+        // first); reaching it would be an impossible transition, which traps in debug builds.
+        #expect(!m.wantsUpstream(forExchange: m.exchangeNumber), "the exchange no longer wants an upstream")
+        #expect(m.requestPart(.body(ByteBuffer(string: "x")), now: at(2), draining: false) == .none)
+    }
+
+    @Test func aStaleConnectIsNotWanted() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head()), now: at(1), draining: false)
+        let first = m.exchangeNumber
+        #expect(m.wantsUpstream(forExchange: first))
+        #expect(!m.wantsUpstream(forExchange: first - 1))
+        _ = m.upstreamConnected(fresh, now: at(1))
+        #expect(!m.wantsUpstream(forExchange: first), "attached already")
+    }
+
+    // MARK: events that used to bypass the machine
+
+    @Test func clientWritabilityGatesTheAttachedUpstreamsReads() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        #expect(m.clientWritabilityChanged(false) == .none, "no exchange: nothing to gate")
+        #expect(!m.clientWritable)
+        _ = m.requestPart(.head(head()), now: at(1), draining: false)
+        #expect(m.clientWritabilityChanged(true) == .none, "still connecting: the attach reads the flag")
+        #expect(m.clientWritable)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        _ = m.upstreamConnected(fresh, now: at(1))
+        #expect(m.clientWritabilityChanged(false) == .upstreamReads(allowed: false))
+        #expect(m.clientWritabilityChanged(true) == .upstreamReads(allowed: true))
+    }
+
+    /// A reload reaches the machine at once and applies from the next request on: here to a
+    /// pipelined request served from the queue (its head never leaves the machine).
+    @Test func aReloadAppliesFromTheNextRequestAlsoWhenItIsQueued() {
+        var m = machine()
+        getInFlight(&m)
+        var reloaded = m.settings.configuration
+        reloaded.upstreamTimeout = .seconds(3)
+        m.reloaded(configuration: reloaded, requiresAuthentication: false)
+        #expect(m.settings.configuration.upstreamTimeout == .seconds(10), "not in the middle of an exchange")
+        _ = m.requestPart(.head(head(.GET, "http://a.test/second")), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        _ = m.upstreamHead(response(.ok), now: at(2))
+        _ = m.upstreamEnd(nil, now: at(2))
+        #expect(m.serveQueued(now: at(2), draining: false) == .connectUpstream(route))
+        #expect(m.settings.configuration.upstreamTimeout == .seconds(3), "the queued head started under the reload")
+        #expect(m.serveQueued(now: at(2), draining: false) == .some(.none), "its end")
+        #expect(m.serveQueued(now: at(2), draining: false) == nil)
+    }
+
+    // MARK: pipelining
+
+    @Test func pipelinedRequestsWaitAndAreServedInOrder() {
+        var m = machine()
+        getInFlight(&m)
+        let second = head(.GET, "http://a.test/second")
+        #expect(m.requestPart(.head(second), now: at(1), draining: false) == .none)
+        #expect(m.requestPart(.end(nil), now: at(1), draining: false) == .none)
+        #expect(!m.readAllowed, "no more reads while requests queue")
+        #expect(m.nextQueuedPart() == nil, "the first exchange is not over")
+        _ = m.upstreamHead(response(.ok), now: at(2))
+        _ = m.upstreamEnd(nil, now: at(2))
+        #expect(m.nextQueuedPart() == .head(second))
+        #expect(m.handleQueued(.head(second), now: at(2), draining: false) == .connectUpstream(route))
+        #expect(m.nextQueuedPart() == .end(nil))
+        #expect(m.handleQueued(.end(nil), now: at(2), draining: false) == .none)
+        #expect(m.nextQueuedPart() == nil)
+        #expect(m.readAllowed, "request complete: the next pipelined request may be read (it queues)")
+    }
+
+    // MARK: retries
+
+    @Test func aBodilessGetIsRetriedOnceThenFails() {
+        var m = machine()
+        getInFlight(&m)
+        #expect(m.upstreamClosed(.closed, dialed: dialed, now: at(2)) == .retryUpstream(route, blamed: dialed))
+        guard case .sendRequest(_, let buffered, _) = m.upstreamConnected(fresh, now: at(2)) else {
+            Issue.record("expected the request again")
+            return
+        }
+        #expect(buffered == [.end(nil)])
+        guard case .upstreamFailed(dialed, then: .respondWithError(let error, _, true)) = m.upstreamClosed(.failed(reason: "reset"), dialed: dialed, now: at(3))
+        else {
+            Issue.record("expected a 502 after the retry")
+            return
+        }
+        #expect(error.status == .badGateway)
+        #expect(error.message.contains("without answering (reset)"))
+    }
+
+    @Test func aPostWhoseConnectionClosedBeforeUseIsRetriedWithItsBody() {
+        // Nothing was sent on a connection the origin closed before the exchange took it.
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.POST, "http://a.test/p", [("Content-Length", "1")])), now: at(1), draining: false)
+        _ = m.requestPart(.body(ByteBuffer(string: "x")), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        #expect(m.upstreamClosedBeforeUse(dialed: dialed, now: at(1)) == .retryUpstream(route, blamed: dialed))
+        guard case .sendRequest(let sent, let buffered, _) = m.upstreamConnected(fresh, now: at(2)) else {
+            Issue.record("expected the request on the new connection")
+            return
+        }
+        #expect(sent.method == .POST)
+        #expect(buffered == [.body(ByteBuffer(string: "x")), .end(nil)])
+    }
+
+    @Test func aSecondCloseBeforeUseIsA502ThatBlamesTheAddress() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head()), now: at(1), draining: false)
+        #expect(m.upstreamClosedBeforeUse(dialed: nil, now: at(1)) == .retryUpstream(route, blamed: nil))
+        guard case .upstreamFailed(dialed, then: .respondWithError(let error, _, _)) = m.upstreamClosedBeforeUse(dialed: dialed, now: at(2)) else {
+            Issue.record("expected a 502 after the retry")
+            return
+        }
+        #expect(error.status == .badGateway)
+        #expect(error.message.contains("closed the connection as soon as it was made"))
+    }
+
+    @Test func aPooledConnectionClosedCleanlyIsNotTheAddressesFault() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head()), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        _ = m.upstreamConnected(UpstreamConnectInfo(pooled: true), now: at(1))
+        #expect(m.upstreamClosed(.closed, dialed: dialed, now: at(2)) == .retryUpstream(route, blamed: nil))
+    }
+
+    @Test func aPostIsNotRetried() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.POST, "http://a.test/p", [("Content-Length", "1")])), now: at(1), draining: false)
+        _ = m.requestPart(.body(ByteBuffer(string: "x")), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        _ = m.upstreamConnected(fresh, now: at(1))
+        guard case .upstreamFailed(dialed, then: .respondWithError(let error, _, _)) = m.upstreamClosed(.closed, dialed: dialed, now: at(2)) else {
+            Issue.record("expected 502")
+            return
+        }
+        #expect(error.status == .badGateway)
+    }
+
+    @Test func anInvalidResponseIs502WithoutRetryOrBlame() {
+        var m = machine()
+        getInFlight(&m)
+        guard case .respondWithError(let error, _, _) = m.upstreamClosed(.invalidResponse(reason: "bad"), dialed: dialed, now: at(2)) else {
+            Issue.record("expected 502")
+            return
+        }
+        #expect(error.shortDescription == "invalid_response")
+    }
+
+    @Test func aCloseMidResponseCutsTheClient() {
+        var m = machine()
+        getInFlight(&m)
+        _ = m.upstreamHead(response(.ok, [("Content-Length", "10")]), now: at(2))
+        guard case .close(closeUpstream: true, _) = m.upstreamClosed(.closed, dialed: dialed, now: at(2)) else {
+            Issue.record("expected an abrupt close")
+            return
+        }
+    }
+
+    // MARK: responses that end the connection
+
+    @Test func anEarlyResponseDuringAnUploadClosesAfterIt() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.POST, "http://a.test/p", [("Content-Length", "10")])), now: at(1), draining: false)
+        _ = m.upstreamConnected(fresh, now: at(1))
+        _ = m.requestPart(.body(ByteBuffer(string: "12345")), now: at(1), draining: false)
+        _ = m.upstreamHead(response(.payloadTooLarge, [("Content-Length", "0")]), now: at(2))
+        #expect(m.upstreamEnd(nil, now: at(2)) == .finishExchange(trailers: nil, upstream: .close, log: nil, then: .closeAfterLastWrite))
+        #expect(m.requestPart(.body(ByteBuffer(string: "67890")), now: at(2), draining: false) == .none)
+        #expect(!m.readAllowed)
+    }
+
+    @Test func connectionCloseFromTheClientEndsAfterTheResponse() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.GET, "http://a.test/p", [("Connection", "close")])), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        _ = m.upstreamConnected(fresh, now: at(1))
+        _ = m.upstreamHead(response(.ok), now: at(2))
+        #expect(m.upstreamEnd(nil, now: at(2)) == .finishExchange(trailers: nil, upstream: .release, log: nil, then: .closeAfterLastWrite))
+    }
+
+    @Test func anUpstreamThatWillCloseIsNotReleased() {
+        var m = machine()
+        getInFlight(&m)
+        _ = m.upstreamHead(response(.ok, [("Content-Length", "2"), ("Connection", "close")]), now: at(2))
+        guard case .finishExchange(_, .close, _, .next) = m.upstreamEnd(nil, now: at(2)) else {
+            Issue.record("expected the upstream closed, the client kept")
+            return
+        }
+    }
+
+    @Test func interimResponsesGoToHTTP11ClientsOnly() {
+        var m = machine()
+        getInFlight(&m)
+        let interim = HTTPResponseHead(version: .http1_1, status: .continue)
+        #expect(m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .continue, headers: ["Connection": "x"]), now: at(2)) == .writeClient(.head(interim), timer: nil))
+
+        var old = machine()
+        _ = old.activated(now: Self.t0, draining: false)
+        _ = old.requestPart(.head(head(.GET, "http://a.test/p", version: .http1_0)), now: at(1), draining: false)
+        _ = old.requestPart(.end(nil), now: at(1), draining: false)
+        _ = old.upstreamConnected(fresh, now: at(1))
+        #expect(old.upstreamHead(HTTPResponseHead(version: .http1_1, status: .continue), now: at(2)) == .none)
+    }
+
+    @Test func anUnrequested101Is502() {
+        var m = machine()
+        getInFlight(&m)
+        guard case .respondWithError(let error, _, closeUpstream: true) = m.upstreamHead(response(.switchingProtocols, []), now: at(2)) else {
+            Issue.record("expected 502")
+            return
+        }
+        #expect(error.shortDescription == "invalid_response")
+    }
+
+    @Test func responseTrailersAreFilteredForChunkedClients() {
+        var m = machine()
+        getInFlight(&m)
+        _ = m.upstreamHead(response(.ok, [("Transfer-Encoding", "chunked")]), now: at(2))
+        let trailers = HTTPHeaders([("X-Sum", "1"), ("Set-Cookie", "a=b")])
+        #expect(
+            m.upstreamEnd(trailers, now: at(2))
+                == .finishExchange(trailers: HTTPHeaders([("X-Sum", "1")]), upstream: .release, log: nil, then: .next(idleDeadline: at(62)))
+        )
+    }
+
+    // MARK: upgrades and CONNECT
+
+    @Test func anAcceptedUpgradeSwitchesAndKeepsTheBytesThatArriveMeanwhile() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.GET, "http://a.test/ws", [("Connection", "Upgrade"), ("Upgrade", "websocket")])), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        #expect(!m.readAllowed, "the decoder stopped parsing after the upgrade request")
+        _ = m.upstreamConnected(fresh, now: at(1))
+        guard case .beginTunnelSwitch(let out?) = m.upstreamHead(
+            response(.switchingProtocols, [("Connection", "Upgrade"), ("Upgrade", "websocket")]), now: at(2)
+        ) else {
+            Issue.record("expected the switch")
+            return
+        }
+        #expect(out.status == .switchingProtocols)
+        #expect(out.headers["Upgrade"] == ["websocket"])
+        #expect(m.isSwitching)
+        #expect(m.readAllowed)
+        m.rawBytes(NIOAny(ByteBuffer(string: "HELLO")))
+        m.rawBytes(NIOAny(ByteBuffer(string: "WORLD")))
+        guard case .installTunnel(let record, let started, let bytes, let sayEstablished) = m.httpHandlersRemoved(succeeded: true, now: at(3)) else {
+            Issue.record("expected the glue to be installed")
+            return
+        }
+        #expect(record.kind == .tunnel)
+        #expect(record.status == 101)
+        #expect(started == at(1))
+        #expect(bytes.parts.count == 2, "the bytes that arrived during the switch go to the tunnel")
+        #expect(!sayEstablished, "the origin's 101 went out already")
+        #expect(m.httpHandlersRemoved(succeeded: true, now: at(3)) == .none, "a second completion changes nothing")
+        m.tunnelInstalled()
+        #expect(m.requestPart(.end(nil), now: at(3), draining: false) == .none)
+        #expect(m.clientClosed(now: at(4)) == .none, "the tunnel's recorder logs it from now on")
+    }
+
+    @Test func aSwitchThatFailsClosesBothSidesAndLogsTheAttempt() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        #expect(m.tunnelConnected(fresh) == .beginTunnelSwitch(upgradeHead: nil))
+        guard case .close(true, let log?) = m.httpHandlersRemoved(succeeded: false, now: at(5)) else {
+            Issue.record("expected a close of both sides")
+            return
+        }
+        #expect(log.kind == .tunnel)
+        #expect(log.errorReason == "upstream_closed")
+        #expect(log.totalMs == 4000)
+        #expect(m.clientClosed(now: at(6)) == .none, "logged once")
+    }
+
+    @Test func aClientThatLeavesDuringTheSwitchIsLoggedOnce() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        _ = m.tunnelConnected(fresh)
+        m.rawBytes(NIOAny(ByteBuffer(string: "early")))
+        guard case .close(true, let log?) = m.clientClosed(now: at(2)) else {
+            Issue.record("expected the tunnel's upstream side to close")
+            return
+        }
+        #expect(log.errorReason == "client_closed")
+        #expect(log.status == 200)
+        #expect(m.httpHandlersRemoved(succeeded: true, now: at(3)) == .none, "the removal that completes later installs nothing")
+    }
+
+    @Test func aClientErrorDuringTheSwitchClosesTheUpstreamSideAndIsLogged() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        let dialing = m.clientError(now: at(2))
+        guard case .close(true, let log?) = dialing else {
+            Issue.record("expected the dial's channel to be closed and the CONNECT logged: \(dialing)")
+            return
+        }
+        #expect(log.errorReason == "client_error")
+
+        var s = machine()
+        _ = s.activated(now: Self.t0, draining: false)
+        _ = s.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        _ = s.tunnelConnected(fresh)
+        let switching = s.clientError(now: at(2))
+        guard case .close(true, let record?) = switching else {
+            Issue.record("expected the tunnel's upstream side to close: \(switching)")
+            return
+        }
+        #expect(record.errorReason == "client_error")
+        #expect(s.clientClosed(now: at(3)) == .none, "logged once")
+    }
+
+    @Test func aClientThatLeavesDuringTheInstallLeavesTheRecordToTheTunnel() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        _ = m.tunnelConnected(fresh)
+        _ = m.httpHandlersRemoved(succeeded: true, now: at(2))
+        // A write of the install fails synchronously and the client's close arrives inside it.
+        #expect(m.clientClosed(now: at(2)) == .close(closeUpstream: true, log: nil), "the recorder logs it")
+        m.tunnelInstalled()
+        #expect(m.tunnelInstallFailed(now: at(2)) == .none)
+    }
+
+    @Test func aClientThatLeavesWhileTheTargetIsDialedIsLogged() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        guard case .close(true, let log?) = m.clientClosed(now: at(3)) else {
+            Issue.record("expected a close with a record")
+            return
+        }
+        #expect(log.kind == .tunnel)
+        #expect(log.errorReason == "client_closed")
+        #expect(log.totalMs == 2000)
+        #expect(!m.wantsTunnel, "a dial that completes later is closed")
+    }
+
+    @Test func aRefusedUpgradeClosesAfterTheResponse() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.GET, "http://a.test/ws", [("Connection", "Upgrade"), ("Upgrade", "websocket")])), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        _ = m.upstreamConnected(fresh, now: at(1))
+        _ = m.upstreamHead(response(.ok), now: at(2))
+        guard case .finishExchange(_, _, _, .closeAfterLastWrite) = m.upstreamEnd(nil, now: at(2)) else {
+            Issue.record("expected a close after the response")
+            return
+        }
+    }
+
+    @Test func connectToAnAllowedPortDialsThenSwitches() throws {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        let target = try RequestTarget.parseConnectAuthority("a.test:443")
+        #expect(m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false) == .connectTunnel(target))
+        #expect(!m.readAllowed)
+        #expect(m.wantsTunnel)
+        #expect(m.tunnelConnected(fresh) == .beginTunnelSwitch(upgradeHead: nil))
+        guard case .installTunnel(let record, let started, let bytes, true) = m.httpHandlersRemoved(succeeded: true, now: at(2)) else {
+            Issue.record("expected the glue, after the proxy's own 200")
+            return
+        }
+        #expect(bytes.parts.isEmpty)
+        #expect(record.status == 200)
+        #expect(record.kind == .tunnel)
+        #expect(record.dialedIP == "192.0.2.1")
+        #expect(started == at(1))
+        #expect(!m.wantsTunnel)
+    }
+
+    @Test func connectToAnotherPortIs403() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        guard case .respondWithError(let error, let record, false) = m.requestPart(.head(head(.CONNECT, "a.test:25")), now: at(1), draining: false) else {
+            Issue.record("expected 403")
+            return
+        }
+        #expect(error.status == .forbidden)
+        #expect(record.host == "a.test")
+        #expect(record.port == 25)
+    }
+
+    @Test func aFailedTunnelDialIsAnswered() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        guard case .respondWithError(_, let record, false) = m.tunnelConnectFailed(ProxyError(.connectFailed, "no"), now: at(2)) else {
+            Issue.record("expected 502")
+            return
+        }
+        #expect(record.status == 502)
+        #expect(record.error == "no")
+    }
+
+    // MARK: requests answered without an upstream
+
+    @Test func aRejectedRequestKeepsItsTargetInTheLog() {
+        var m = machine(accessLog: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        guard case .respondWithError(let error, let record, _) = m.requestPart(.head(head(.GET, "ftp://files.test:2121/x?secret")), now: at(1), draining: false)
+        else {
+            Issue.record("expected 501")
+            return
+        }
+        #expect(error.status == .notImplemented)
+        #expect(record.host == "files.test")
+        #expect(record.port == 2121)
+        #expect(record.path == "/x")
+    }
+
+    @Test func maxForwardsZeroIsAnsweredLocally() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        guard case .respondLocally(let answer, let record) = m.requestPart(.head(head(.OPTIONS, "http://a.test/", [("Max-Forwards", "0")])), now: at(1), draining: false)
+        else {
+            Issue.record("expected a local answer")
+            return
+        }
+        #expect(answer.head.status == .ok)
+        #expect(record.status == 200)
+    }
+
+    @Test func wsAndWssAreUpgradesToTheirHTTPOrigins() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        #expect(
+            m.requestPart(.head(head(.GET, "ws://a.test/chat", [("Connection", "Upgrade"), ("Upgrade", "websocket")])), now: at(1), draining: false)
+                == .connectUpstream(route)
+        )
+        var secure = machine()
+        _ = secure.activated(now: Self.t0, draining: false)
+        guard case .connectUpstream(let tlsRoute) = secure.requestPart(.head(head(.GET, "wss://a.test/chat")), now: at(1), draining: false) else {
+            Issue.record("expected a connect")
+            return
+        }
+        #expect(tlsRoute.port == 443)
+        #expect(tlsRoute.tls != nil)
+    }
+
+    // MARK: errors, quiescing, closing
+
+    @Test func aParseErrorBeforeAnyHeadIs400AndNothingMoreIsAnswered() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        guard case .respondWithError(let error, _, false) = m.parseError(.invalidMethod, requestLineLength: 3, now: at(1)) else {
+            Issue.record("expected 400")
+            return
+        }
+        #expect(error.status == .badRequest)
+        #expect(m.parseError(.invalidEOFState, requestLineLength: 0, now: at(1)) == .none)
+        #expect(m.requestPart(.head(head()), now: at(1), draining: false) == .none)
+    }
+
+    @Test func aParseErrorMidResponseClosesWithoutASecondAnswer() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.POST, "http://a.test/p", [("Transfer-Encoding", "chunked")])), now: at(1), draining: false)
+        _ = m.upstreamConnected(fresh, now: at(1))
+        _ = m.upstreamHead(response(.ok), now: at(2))
+        guard case .close(closeUpstream: true, _) = m.parseError(.invalidChunkSize, requestLineLength: 0, now: at(2)) else {
+            Issue.record("expected an abrupt close")
+            return
+        }
+    }
+
+    @Test func quiesceClosesAnIdleConnectionAndFinishesABusyOne() {
+        var idle = machine()
+        _ = idle.activated(now: Self.t0, draining: false)
+        #expect(idle.quiesce() == .closeAfterLastWrite)
+
+        var busy = machine()
+        getInFlight(&busy)
+        #expect(busy.quiesce() == .none)
+        _ = busy.upstreamHead(response(.ok), now: at(2))
+        guard case .finishExchange(_, .release, _, .closeAfterLastWrite) = busy.upstreamEnd(nil, now: at(2)) else {
+            Issue.record("expected a close after the response")
+            return
+        }
+    }
+
+    @Test func aConnectionAcceptedWhileDrainingIsQuiescedAtOnce() {
+        var m = machine()
+        #expect(m.activated(now: Self.t0, draining: true) == .closeAfterLastWrite)
+    }
+
+    @Test func drainingAtTheRequestServesItThenCloses() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head()), now: at(1), draining: true)
+        #expect(m.closeAfterExchange)
+    }
+
+    @Test func theClientLeavingMidExchangeIsLogged() {
+        var m = machine(accessLog: true)
+        getInFlight(&m)
+        guard case .close(closeUpstream: true, let log?) = m.clientClosed(now: at(2)) else {
+            Issue.record("expected the record")
+            return
+        }
+        #expect(log.error == "client closed the connection")
+        #expect(m.clientClosed(now: at(2)) == .none)
+    }
+
+    // MARK: backpressure
+
+    @Test func readsWaitForAWritableUpstream() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.POST, "http://a.test/p", [("Content-Length", "10")])), now: at(1), draining: false)
+        _ = m.upstreamConnected(fresh, now: at(1))
+        var allowed = m.readRequested()
+        #expect(allowed)
+        m.upstreamWritabilityChanged(false)
+        allowed = m.readRequested()
+        #expect(!allowed)
+        var pending = m.takePendingRead()
+        #expect(!pending)
+        m.upstreamWritabilityChanged(true)
+        pending = m.takePendingRead()
+        #expect(pending)
+        pending = m.takePendingRead()
+        #expect(!pending, "one pending read, taken once")
+    }
+
+    // MARK: transitions that only end-to-end tests drove before (found by a coverage run of these suites)
+
+    @Test func aClientErrorMidExchangeIsLoggedAndClosesTheUpstream() {
+        var m = machine(accessLog: true)
+        getInFlight(&m)
+        guard case .close(closeUpstream: true, let log?) = m.clientError(now: at(3)) else {
+            Issue.record("expected both sides closed and the exchange logged")
+            return
+        }
+        #expect(log.errorReason == "client_error")
+        #expect(log.totalMs == 2000)
+        #expect(m.clientError(now: at(4)) == .none, "logged once")
+        #expect(m.clientClosed(now: at(4)) == .none)
+    }
+
+    @Test func aClientErrorBetweenRequestsClosesWithoutALog() {
+        var m = machine(accessLog: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        #expect(m.clientError(now: at(1)) == .close(closeUpstream: false, log: nil))
+        guard case .closed = m.state else { Issue.record("\(m.state)"); return }
+    }
+
+    @Test func aFailedGlueInstallClosesBothSidesAndLogsTheTunnel() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        _ = m.tunnelConnected(fresh)
+        guard case .installTunnel = m.httpHandlersRemoved(succeeded: true, now: at(2)) else {
+            Issue.record("expected the install")
+            return
+        }
+        guard case .close(closeUpstream: true, let log?) = m.tunnelInstallFailed(now: at(4)) else {
+            Issue.record("expected both sides closed")
+            return
+        }
+        #expect(log.kind == .tunnel)
+        #expect(log.errorReason == "upstream_closed")
+        #expect(log.totalMs == 3000)
+        #expect(m.clientClosed(now: at(5)) == .none, "logged once")
+    }
+
+    @Test func theTimerIsIgnoredWhileATunnelIsDialed() {
+        var m = machine()
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false)
+        #expect(m.timerFired(now: at(100)) == .none, "the connector's own timeout ends the dial")
+        #expect(m.wantsTunnel)
+    }
+
+    @Test func aPartArrivingWhileQueuedRequestsWaitGoesBehindThem() {
+        var m = machine()
+        getInFlight(&m)
+        #expect(m.requestPart(.head(head(.GET, "http://a.test/q")), now: at(2), draining: false) == .none, "pipelined: queued")
+        _ = m.upstreamHead(response(.ok), now: at(2))
+        guard case .finishExchange(_, .release, _, .next) = m.upstreamEnd(nil, now: at(2)) else {
+            Issue.record("expected the exchange to end and the next request to be served")
+            return
+        }
+        // The handler has not served the queue yet when the pipelined request's end arrives.
+        #expect(m.requestPart(.end(nil), now: at(2), draining: false) == .none)
+        #expect(m.serveQueued(now: at(2), draining: false) == .connectUpstream(route))
+        #expect(m.current?.clientHead.uri == "http://a.test/q")
+        #expect(m.nextQueuedPart() == .end(nil), "then its end, in order")
+        #expect(m.nextQueuedPart() == nil)
+    }
+
+    @Test func aRefusedRequestFinishedDuringADrainCloses() {
+        var configuration = ProxyConfiguration.defaults
+        configuration.clientIdleTimeout = .seconds(60)
+        var m = Machine(
+            settings: .init(configuration: configuration, via: via, client: "127.0.0.1:5000", recordsEnabled: true, requiresAuthentication: true),
+            now: Self.t0
+        )
+        _ = m.activated(now: Self.t0, draining: false)
+        guard case .refuseCredentials(_, _, keepAlive: true) = m.requestPart(.head(head()), now: at(1), draining: false) else {
+            Issue.record("expected a 407 that keeps the connection")
+            return
+        }
+        #expect(m.readAllowed, "the rest of the refused request is read (and dropped)")
+        #expect(m.current == nil)
+        #expect(m.quiesce() == .none, "the refused request's end is still to come")
+        #expect(m.requestPart(.end(nil), now: at(1), draining: false) == .closeAfterLastWrite)
+        guard case .closing = m.state else { Issue.record("\(m.state)"); return }
+    }
+
+    @Test func anOverlongTargetIs414BeforeAnyDial() {
+        var m = machine(accessLog: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        let uri = "http://a.test/" + String(repeating: "a", count: MessageFraming.maxRequestTargetLength)
+        guard case .respondWithError(let error, let record, closeUpstream: false) = m.requestPart(.head(head(.GET, uri)), now: at(1), draining: false)
+        else {
+            Issue.record("expected 414")
+            return
+        }
+        #expect(error.status == .uriTooLong)
+        #expect(error.message.contains("\(uri.utf8.count) bytes long"))
+        #expect(record.status == 414)
+    }
+
+    @Test func aRequestThatAlreadyPassedThisProxyIs508ForGETAndCONNECT() {
+        for (method, uri) in [(HTTPMethod.GET, "http://a.test/p"), (.CONNECT, "a.test:443")] {
+            var m = machine(accessLog: true)
+            _ = m.activated(now: Self.t0, draining: false)
+            let looped = head(method, uri, [("Via", "1.1 other, 1.1 HP")])
+            guard case .respondWithError(let error, let record, _) = m.requestPart(.head(looped), now: at(1), draining: false) else {
+                Issue.record("expected 508 for \(method)")
+                continue
+            }
+            #expect(error.status == .loopDetected)
+            #expect(error.message.contains("1.1 other, 1.1 HP"))
+            #expect(record.status == 508)
+        }
+    }
+
+    @Test func theUserAgentIsCutForTheRecordAndAValidClientRequestIDTravels() {
+        var m = machine(accessLog: true) { $0.requestIDHeader = "X-Request-ID" }
+        _ = m.activated(now: Self.t0, draining: false)
+        // 3-byte characters: the limit (256) falls inside the 86th, which is left out whole.
+        let agent = String(repeating: "€", count: AccessLogRecord.userAgentLimit)
+        let request = head(.GET, "http://a.test/p", [("User-Agent", agent), ("X-Request-ID", "abc-123")])
+        #expect(m.requestPart(.head(request), now: at(1), draining: false) == .connectUpstream(route))
+        let userAgent = m.current?.record.userAgent ?? ""
+        #expect(userAgent == String(repeating: "€", count: 85), "cut between characters, never inside one")
+        #expect(userAgent.utf8.count <= AccessLogRecord.userAgentLimit)
+        #expect(m.current?.record.requestID == "abc-123")
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        guard case .sendRequest(let sent, _, _) = m.upstreamConnected(fresh, now: at(1)) else {
+            Issue.record("expected the request to go out")
+            return
+        }
+        #expect(sent.headers["X-Request-ID"] == ["abc-123"])
+    }
+}

@@ -250,7 +250,9 @@ let package = Package(
                 "ForwardProxy",
                 "TransparentProxy",
                 "NetworkWatch",
+                "DNSListener",
                 "ProxyAdmin",
+                "HTTPDNS",
                 "OpenSSLTLS",
                 "ProxyConfig",
                 .product(name: "Logging", package: "swift-log"),
@@ -284,7 +286,6 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             // Release builds link with lld and pack the relative relocations (DT_RELR, glibc 2.36+):
             // the static build's ~97,000 relocations (2.3 MB, read by the dynamic linker at every
@@ -507,6 +508,24 @@ let package = Package(
                 "ProxyAdmin",
                 "ProxyConfig",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "ProxyAppTests",
+            dependencies: [
+                "ProxyApp",
+                "ProxyKit",
+                "DNSListener",
+                "NetworkWatch",
+                "ProxyAdmin",
+                "ProxyConfig",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

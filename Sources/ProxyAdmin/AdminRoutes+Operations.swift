@@ -5,7 +5,7 @@ import NIOHTTP1
 extension AdminRoutes {
     /// `/proxy.pac`, naming the proxy as `pac` says (404 when the server was built without it).
     func pacFile(requestHost: String?) -> Response {
-        guard let pac else { return .text(.notFound, "no PAC file: the proxy listener is not known here") }
+        guard let pac = backend.pac else { return .text(.notFound, "no PAC file: the proxy listener is not known here") }
         let body = PACFile.render(proxy: pac.proxyAddress(requestHost: requestHost), bypass: pac.bypass)
         return Response(status: .ok, contentType: PACFile.contentType, body: body)
     }
@@ -14,9 +14,9 @@ extension AdminRoutes {
     /// and close the idle upstream connections to the host, so the next request resolves and dials
     /// afresh. `host` nil purges everything.
     func purge(host: String?, on eventLoop: any EventLoop) -> EventLoopFuture<Response> {
-        let caching = resolvers?.caching
+        let caching = backend.resolvers?.caching
         caching?.purge(host)
-        let closed = retirePooled?(host, eventLoop) ?? eventLoop.makeSucceededFuture(0)
+        let closed = backend.retirePooledConnections(host: host, on: eventLoop) ?? eventLoop.makeSucceededFuture(0)
         return closed.map { count in
             var text = host.map { "purged \($0)" } ?? "purged all"
             if caching == nil { text += " (no HTTPDNS cache with --provider system)" }
@@ -26,6 +26,3 @@ extension AdminRoutes {
     }
 }
 
-/// Closes the pooled upstream connections to a host (all hosts when nil) and succeeds on the given
-/// loop with how many idle ones it closed (`ProxyServer.retirePooledConnections`).
-package typealias RetirePooledConnections = @Sendable (_ host: String?, _ eventLoop: any EventLoop) -> EventLoopFuture<Int>

@@ -34,27 +34,7 @@ struct AdminRoutes: Sendable {
         }
     }
 
-    let resolvers: ResolverStack?
-    var ipHealth: IPHealthRegistry? = nil
-    let isDraining: @Sendable () -> Bool
-    var access: (@Sendable () -> AccessStats)? = nil
-    /// The Prometheus text exposition (nil: metrics are off).
-    var metricsText: (@Sendable () -> String)? = nil
-    var pac: PACSettings? = nil
-    var retirePooled: RetirePooledConnections? = nil
-    /// `POST /reload` (nil: not offered).
-    /// Async: it reads files, off the event loops.
-    var reload: (@Sendable () async -> (ok: Bool, message: String))? = nil
-    /// `/audit`: the system-DNS audit's report (nil: `--compare-system-dns` is off).
-    var audit: (@Sendable () -> SystemDNSAuditReport)? = nil
-    /// The network monitor's counters for `/stats` (nil: not shown).
-    var network: (@Sendable () -> NetworkChangeStats)? = nil
-    /// `/errors`: the last failed requests and tunnels (nil: 404).
-    var errors: (@Sendable () -> RecentErrorsReport)? = nil
-    /// The last reload's outcome for `/stats` (nil: not shown).
-    var reloadStatus: (@Sendable () -> ReloadStatus)? = nil
-    /// `/summary`: what the admin page's overview shows (nil: 404).
-    var summary: (@Sendable () -> AdminSummary)? = nil
+    let backend: any AdminBackend
 
     func respond(
         method: HTTPMethod, path: String, query: [String: String], requestHost: String? = nil, on eventLoop: any EventLoop
@@ -65,39 +45,42 @@ struct AdminRoutes: Sendable {
         case (.GET, "/proxy.pac"), (.HEAD, "/proxy.pac"):
             return eventLoop.makeSucceededFuture(pacFile(requestHost: requestHost))
         case (.GET, "/healthz"), (.HEAD, "/healthz"):
-            return eventLoop.makeSucceededFuture(isDraining() ? .text(.serviceUnavailable, "draining") : .text(.ok, "ok"))
+            return eventLoop.makeSucceededFuture(backend.isDraining ? .text(.serviceUnavailable, "draining") : .text(.ok, "ok"))
         case (.POST, "/reload"):
-            guard let reload else { return eventLoop.makeSucceededFuture(.text(.notFound, "reload is not available here")) }
+            guard backend.reloads else { return eventLoop.makeSucceededFuture(.text(.notFound, "reload is not available here")) }
+            let backend = self.backend
             let answer = eventLoop.makePromise(of: Response.self)
             answer.completeWithTask {
-                let outcome = await reload()
+                let outcome = await backend.reload()
                 return .text(outcome.ok ? .ok : .unprocessableEntity, outcome.message)
             }
             return answer.futureResult
         case (.GET, "/metrics"):
-            guard let metricsText else {
+            guard let metricsText = backend.metricsText() else {
                 return eventLoop.makeSucceededFuture(.text(.notFound, "metrics are off (--metrics false)"))
             }
             return eventLoop.makeSucceededFuture(
-                Response(status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metricsText()))
+                Response(status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metricsText))
         case (.GET, "/stats"):
-            guard let resolvers else {
+            let access = backend.accessStats(), network = backend.networkStats(), reload = backend.reloadStatus()
+            guard let resolvers = backend.resolvers else {
                 return eventLoop.makeSucceededFuture(
-                    .json(StatsBody(totals: nil, domains: [], access: access?(), network: network?(), reload: reloadStatus?())))
+                    .json(StatsBody(totals: nil, domains: [], access: access, network: network, reload: reload)))
             }
             let domains = resolvers.stats.snapshot().sorted { $0.name < $1.name }
             return eventLoop.makeSucceededFuture(
-                .json(StatsBody(totals: resolvers.stats.totals(), domains: domains, access: access?(), network: network?(),
-                    alibabaScheduler: resolvers.schedulerSnapshot, reload: reloadStatus?())))
+                .json(StatsBody(totals: resolvers.stats.totals(), domains: domains, access: access, network: network,
+                    alibabaScheduler: resolvers.schedulerSnapshot, reload: reload)))
         case (.GET, "/errors"):
-            guard let errors else { return eventLoop.makeSucceededFuture(.text(.notFound, "no error record here")) }
-            return eventLoop.makeSucceededFuture(.json(errors()))
+            guard let errors = backend.recentErrors() else { return eventLoop.makeSucceededFuture(.text(.notFound, "no error record here")) }
+            return eventLoop.makeSucceededFuture(.json(errors))
         case (.GET, "/audit"):
-            guard let audit else {
+            guard let audit = backend.auditReport() else {
                 return eventLoop.makeSucceededFuture(.text(.notFound, "the system DNS audit is off (--compare-system-dns)"))
             }
-            return eventLoop.makeSucceededFuture(.json(audit()))
+            return eventLoop.makeSucceededFuture(.json(audit))
         case (.GET, "/health/ips"):
+            let ipHealth = backend.ipHealth
             let configuration = ipHealth?.configuration ?? IPHealthConfiguration()
             return eventLoop.makeSucceededFuture(
                 .json(
@@ -109,7 +92,7 @@ struct AdminRoutes: Sendable {
                 )
             )
         case (.GET, "/cache"):
-            let entries = resolvers?.caching?.snapshot().sorted { $0.name < $1.name } ?? []
+            let entries = backend.resolvers?.caching?.snapshot().sorted { $0.name < $1.name } ?? []
             return eventLoop.makeSucceededFuture(.json(CacheBody(entries: entries)))
         case (.DELETE, "/cache"), (.POST, "/cache/purge"):
             return purge(host: query["host"].flatMap { $0.isEmpty ? nil : $0 }, on: eventLoop)
@@ -117,7 +100,7 @@ struct AdminRoutes: Sendable {
             guard let host = query["host"], !host.isEmpty else {
                 return eventLoop.makeSucceededFuture(.text(.badRequest, "usage: /resolve?host=NAME"))
             }
-            guard let resolvers else {
+            guard let resolvers = backend.resolvers else {
                 return eventLoop.makeSucceededFuture(.text(.conflict, "no resolver configured"))
             }
             return resolvers.upstreamResolver.resolve(host: host, port: 0, on: eventLoop).map { resolution in
@@ -126,8 +109,8 @@ struct AdminRoutes: Sendable {
                 .text(.badGateway, "\(host): \(error)")
             }
         case (.GET, "/summary"):
-            guard let summary else { return eventLoop.makeSucceededFuture(.text(.notFound, "no summary here")) }
-            return eventLoop.makeSucceededFuture(.json(summary()))
+            guard let summary = backend.summary() else { return eventLoop.makeSucceededFuture(.text(.notFound, "no summary here")) }
+            return eventLoop.makeSucceededFuture(.json(summary))
         default:
             // One list (`AdminEndpoint.all`) says which paths exist and what they take.
             guard let endpoint = AdminEndpoint.named(path) else {

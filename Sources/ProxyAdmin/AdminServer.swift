@@ -20,55 +20,37 @@ import Synchronization
 /// The admin listener (loopback by default): the live page at `/` and the endpoints of
 /// `AdminEndpoint.all` (`/summary`, `/healthz`, `/metrics`, `/stats`, `/errors`, `/cache`, …).
 package final class AdminServer: Service, Sendable {
-    private let host: String
-    private let port: Int
+    /// Where the admin listener listens and how long it waits for a request head.
+    package struct Settings: Sendable {
+        package var host: String
+        package var port: Int
+        package var headerTimeout: TimeAmount
+
+        package init(host: String, port: Int, headerTimeout: TimeAmount = .seconds(30)) {
+            self.host = host
+            self.port = port
+            self.headerTimeout = headerTimeout
+        }
+    }
+
+    private let settings: Settings
     private let group: any EventLoopGroup
     private let logger: Logger
     private let routes: AdminRoutes
-    private let headerTimeout: TimeAmount
+    /// The proxy's own listeners (the admin listener adds itself), which the proxy never dials.
     private let ownListeners: OwnListeners?
     private let connections: AdminConnectionLimit
-    /// Clients allowed to use the admin listener (the proxy's `--allow-client`, as reloaded); nil: any.
-    private let allowedClients: (@Sendable () -> [CIDR])?
 
     /// Admin connections open at once; more are closed at accept.
     package static let maxConnections = 64
 
-    package init(
-        host: String,
-        port: Int,
-        group: any EventLoopGroup,
-        logger: Logger,
-        resolvers: ResolverStack? = nil,
-        ipHealth: IPHealthRegistry? = nil,
-        isDraining: @escaping @Sendable () -> Bool,
-        headerTimeout: TimeAmount = .seconds(30),
-        ownListeners: OwnListeners? = nil,
-        access: (@Sendable () -> AccessStats)? = nil,
-        metricsText: (@Sendable () -> String)? = nil,
-        pac: PACSettings? = nil,
-        retirePooled: RetirePooledConnections? = nil,
-        allowedClients: (@Sendable () -> [CIDR])? = nil,
-        reload: (@Sendable () async -> (ok: Bool, message: String))? = nil,
-        audit: (@Sendable () -> SystemDNSAuditReport)? = nil,
-        network: (@Sendable () -> NetworkChangeStats)? = nil,
-        errors: (@Sendable () -> RecentErrorsReport)? = nil,
-        reloadStatus: (@Sendable () -> ReloadStatus)? = nil,
-        summary: (@Sendable () -> AdminSummary)? = nil
-    ) {
-        self.allowedClients = allowedClients
-        self.headerTimeout = headerTimeout
-        self.ownListeners = ownListeners
-        self.connections = AdminConnectionLimit(limit: Self.maxConnections)
-        self.host = host
-        self.port = port
+    package init(settings: Settings, group: any EventLoopGroup, backend: any AdminBackend, ownListeners: OwnListeners? = nil, logger: Logger) {
+        self.settings = settings
         self.group = group
         self.logger = logger
-        self.routes = AdminRoutes(
-            resolvers: resolvers, ipHealth: ipHealth, isDraining: isDraining, access: access, metricsText: metricsText,
-            pac: pac, retirePooled: retirePooled, reload: reload, audit: audit, network: network, errors: errors,
-            reloadStatus: reloadStatus, summary: summary
-        )
+        self.ownListeners = ownListeners
+        self.connections = AdminConnectionLimit(limit: Self.maxConnections)
+        self.routes = AdminRoutes(backend: backend)
     }
 
     /// Why a client may not use the admin listener (outside `allowed`), or nil. Loopback is always
@@ -99,9 +81,9 @@ package final class AdminServer: Service, Sendable {
 
     package func run() async throws {
         let routes = self.routes
-        let headerTimeout = self.headerTimeout
+        let headerTimeout = settings.headerTimeout
         let connections = self.connections
-        let allowedClients = self.allowedClients
+        let backend = routes.backend
         let logger = self.logger
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -111,7 +93,7 @@ package final class AdminServer: Service, Sendable {
                     return channel.close()
                 }
                 channel.closeFuture.whenComplete { _ in connections.closed() }
-                let refusal = Self.refusal(of: channel.remoteAddress, allowed: allowedClients?())
+                let refusal = Self.refusal(of: channel.remoteAddress, allowed: backend.allowedClients)
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
@@ -120,9 +102,9 @@ package final class AdminServer: Service, Sendable {
             }
         let channel: any Channel
         do {
-            channel = try await bootstrap.bind(host: host, port: port).get()
+            channel = try await bootstrap.bind(host: settings.host, port: settings.port).get()
         } catch {
-            throw ListenerBindError(listener: "admin", option: "--admin-listen", host: host, port: port, error: error)
+            throw ListenerBindError(listener: "admin", option: "--admin-listen", host: settings.host, port: settings.port, error: error)
         }
         if let address = channel.localAddress {
             ownListeners?.add(address)

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Logging
+import ProxyApp
 import ProxyKit
 import ServiceLifecycle
 import UnixSignals

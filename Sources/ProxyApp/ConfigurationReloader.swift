@@ -1,29 +1,25 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Logging
 import NIOConcurrencyHelpers
+import ProxyAdmin
 import ProxyConfig
 import ProxyKit
 import ProxyUpstream
-import ProxyAdmin
-import ProxyApp
 
 /// SIGHUP and the admin `POST /reload`: read the configuration again (file, environment, the
 /// start's flags), apply what can change live, say what changed and what needs a restart. An
 /// invalid configuration changes nothing: the running one stays, the error is logged and counted.
-final class ConfigurationReloader: Sendable {
-    struct Outcome: Sendable {
-        var ok: Bool
-        var message: String
+package final class ConfigurationReloader: Sendable {
+    package struct Outcome: Sendable {
+        package var ok: Bool
+        package var message: String
         /// Option names (as `--help` spells them) applied to new requests, and needing a restart.
         var applied: [String] = []
         var needsRestart: [String] = []
     }
 
-    private let options: ServeOptions
+    /// Reads the configuration as a start would (`LoadedConfiguration.loadToServe` in the
+    /// executable: file, environment, the start's flags, the start-up check).
+    private let load: @Sendable () throws -> ProxyConfiguration
     private let startup: ProxyConfiguration
     private let applied: NIOLockedValueBox<ProxyConfiguration>
     private let proxy: ProxyServer
@@ -36,14 +32,14 @@ final class ConfigurationReloader: Sendable {
     private let last = NIOLockedValueBox(ReloadStatus())
 
     /// What `/stats` shows under `reload`.
-    var status: ReloadStatus { last.withLockedValue { $0 } }
+    package var status: ReloadStatus { last.withLockedValue { $0 } }
 
-    init(
-        options: ServeOptions, configuration: ProxyConfiguration, proxy: ProxyServer, resolvers: ResolverStack, metrics: ProxyMetrics?,
-        logger: Logger
+    package init(
+        load: @escaping @Sendable () throws -> ProxyConfiguration, configuration: ProxyConfiguration, proxy: ProxyServer,
+        resolvers: ResolverStack, metrics: ProxyMetrics?, logger: Logger
     ) {
         self.resolvers = resolvers
-        self.options = options
+        self.load = load
         self.startup = configuration
         self.applied = NIOLockedValueBox(configuration)
         self.proxy = proxy
@@ -51,7 +47,7 @@ final class ConfigurationReloader: Sendable {
         self.logger = logger
     }
 
-    func reload(trigger: String) -> Outcome {
+    package func reload(trigger: String) -> Outcome {
         lock.withLock {
             let outcome = attempt()
             metrics?.reloaded(ok: outcome.ok)
@@ -79,7 +75,7 @@ final class ConfigurationReloader: Sendable {
         let new: ProxyConfiguration
         do {
             // The check `serve` and `config check` run: a reload refuses what a start would.
-            new = try LoadedConfiguration.loadToServe(options, environment: ProcessInfo.processInfo.environment)
+            new = try load()
         } catch {
             return Outcome(ok: false, message: "\(error)")
         }

@@ -31,6 +31,13 @@ package struct TokenBucket<Instant: InstantProtocol>: Sendable where Instant.Dur
         }
         return .seconds((1 - tokens) / rate)
     }
+
+    /// Whether the bucket holds `burst` tokens at `now` (forgetting it then changes nothing).
+    package func isFull(at now: Instant) -> Bool {
+        guard let updated else { return true }
+        let elapsed = updated.duration(to: now)
+        return tokens + max(0, elapsed.seconds) * rate >= burst
+    }
 }
 
 extension Duration {

@@ -13,7 +13,7 @@ import ServiceLifecycle
 /// name's probe port and teaches the health table what it saw — the connect time of live
 /// addresses, refused or timed-out ones as failures — so that even the first real connection
 /// goes to the fastest live address. Addresses the destination policy denies are not probed.
-package final class AddressProber: Service, Sendable {
+package final class AddressProber: BackgroundCheck {
     /// One TCP connect with a timeout: its connect time, or why it failed.
     typealias Dial = @Sendable (SocketAddress, TimeAmount) async -> DialResult
 
@@ -40,8 +40,7 @@ package final class AddressProber: Service, Sendable {
     private let dial: Dial
     private let metrics: BackgroundCheckMetrics?
     private let logger: Logger
-    private let wake: AsyncStream<Void>
-    private let wakeSink: AsyncStream<Void>.Continuation
+    private let worker = BackgroundCheckWorker(clock: ContinuousClock())
 
     init(
         targets: [ProbeTarget], health: IPHealthRegistry, settings: @escaping @Sendable () -> Settings, dial: @escaping Dial,
@@ -58,23 +57,14 @@ package final class AddressProber: Service, Sendable {
         self.dial = dial
         self.metrics = metrics
         self.logger = logger
-        (wake, wakeSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Takes every new answer from `feed` (call once, before the service runs).
-    package func watch(_ feed: HTTPDNSAnswerFeed) {
-        feed.subscribe { [weak self] host, answer in self?.offer(host: host, answer: answer) }
-    }
-
-    /// The network changed (see the network-change monitor): answers that come in from now on are
-    /// probed again even if their names were probed within their TTL.
     package func networkDidChange() {
         queue.withLockedValue { $0.forgetSchedule() }
     }
 
     /// Queues `answer`'s addresses for probing when `host` is a probe domain that is due.
-    @discardableResult
-    func offer(host: String, answer: ResolvedAnswer) -> Bool {
+    package func offer(host: String, answer: ResolvedAnswer) {
         offer(host: host, addresses: answer.ipv6 + answer.ipv4, ttl: answer.ttl, now: .now)
     }
 
@@ -83,22 +73,16 @@ package final class AddressProber: Service, Sendable {
         guard ports[host] != nil, !addresses.isEmpty else { return false }
         let offer = queue.withLockedValue { $0.offer(host, job: addresses, interval: ttl, now: now) }
         guard offer == .queued else { return false }
-        wakeSink.yield()
+        worker.wakeUp()
         return true
     }
 
     package func run() async throws {
-        await cancelWhenGracefulShutdown {
-            var wakes = self.wake.makeAsyncIterator()
-            while !Task.isCancelled {
-                guard let (host, addresses) = self.queue.withLockedValue({ $0.next() }) else {
-                    guard await wakes.next() != nil else { return }
-                    continue
-                }
-                await self.probe(host: host, addresses: addresses)
-            }
+        await worker.run { _ in
+            self.queue.withLockedValue { $0.next() }.map { .run($0) } ?? .idle
+        } perform: { (host: String, addresses: [String]) in
+            await self.probe(host: host, addresses: addresses)
         }
-        wakeSink.finish()
     }
 
     /// Probes `addresses` of `host` (at most `maxConcurrent` at once) and records each result.

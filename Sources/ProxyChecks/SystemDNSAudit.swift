@@ -11,19 +11,17 @@ import ServiceLifecycle
 /// HTTPDNS answered, at most `rate` names a second, and records where the answers disagree
 /// (`/audit`, the per-domain `/stats` fields, a notice log line, metrics). The decisions are
 /// `SystemDNSAuditState`'s; this runs them.
-package final class SystemDNSAudit<C: Clock>: Service, Sendable where C.Duration == Duration, C.Instant: Sendable {
+package final class SystemDNSAudit<C: Clock>: BackgroundCheck where C.Duration == Duration, C.Instant: Sendable {
     typealias Lookup = @Sendable (String) async -> SystemAnswer
     typealias State = SystemDNSAuditState<C.Instant>
 
     private let state: NIOLockedValueBox<State>
-    private let clock: C
+    private let worker: BackgroundCheckWorker<C>
     private let lookup: Lookup
     private let stats: ResolverStats?
     private let metrics: BackgroundCheckMetrics?
     private let logger: Logger
     private let disagreementLog = LogRateLimiter(interval: .seconds(10))
-    private let wake: AsyncStream<Void>
-    private let wakeSink: AsyncStream<Void>.Continuation
     /// The audit's own lookup thread, shut down when the service ends (nil: lookups run elsewhere).
     private let ownedPool: NIOThreadPool?
 
@@ -33,34 +31,26 @@ package final class SystemDNSAudit<C: Clock>: Service, Sendable where C.Duration
     ) {
         self.ownedPool = ownedPool
         self.state = NIOLockedValueBox(State(limits: limits))
-        self.clock = clock
+        self.worker = BackgroundCheckWorker(clock: clock)
         self.lookup = lookup
         self.stats = stats
         self.metrics = metrics
         self.logger = logger
-        (wake, wakeSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Takes every new answer from `feed` (call once, before the service runs).
-    package func watch(_ feed: HTTPDNSAnswerFeed) {
-        feed.subscribe { [weak self] host, answer in self?.offer(host: host, answer: answer) }
-    }
-
-    /// The network changed (see the network-change monitor): answers that come in from now on are
-    /// compared again even if their names were compared within their TTL.
     package func networkDidChange() {
         state.withLockedValue { $0.forgetSchedule() }
     }
 
-    func offer(host: String, answer: ResolvedAnswer) {
+    package func offer(host: String, answer: ResolvedAnswer) {
         offer(host: host, addresses: answer.ipv4 + answer.ipv6, ttl: answer.ttl)
     }
 
     func offer(host: String, addresses: [String], ttl: Duration) {
-        let now = clock.now
+        let now = worker.clock.now
         let outcome = state.withLockedValue { $0.offer(host: host, addresses: addresses, ttl: ttl, now: now) }
         switch outcome {
-        case .queued: wakeSink.yield()
+        case .queued: worker.wakeUp()
         case .dropped: metrics?.auditDropped()
         case .tooSoon: break
         }
@@ -77,27 +67,17 @@ package final class SystemDNSAudit<C: Clock>: Service, Sendable where C.Duration
     }
 
     package func run() async throws {
-        await cancelWhenGracefulShutdown {
-            await self.work()
-        }
-        wakeSink.finish()
-        try? await ownedPool?.shutdownGracefully()
-    }
-
-    private func work() async {
-        var wakes = wake.makeAsyncIterator()
-        while !Task.isCancelled {
-            let now = clock.now
-            switch state.withLockedValue({ $0.next(now: now) }) {
-            case .idle:
-                guard await wakes.next() != nil else { return }
-            case .wait(let duration):
-                do { try await clock.sleep(for: duration) } catch { return }
-            case .lookup(let host, let httpdns):
-                let system = await lookup(host)
-                record(host: host, httpdns: httpdns, system: system)
+        await worker.run { now in
+            switch self.state.withLockedValue({ $0.next(now: now) }) {
+            case .idle: .idle
+            case .wait(let duration): .wait(duration)
+            case .lookup(let host, let httpdns): .run((host, httpdns))
             }
+        } perform: { (host: String, httpdns: [String]) in
+            let system = await self.lookup(host)
+            self.record(host: host, httpdns: httpdns, system: system)
         }
+        try? await ownedPool?.shutdownGracefully()
     }
 
     private func record(host: String, httpdns: [String], system: SystemAnswer) {

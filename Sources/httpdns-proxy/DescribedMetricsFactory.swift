@@ -18,7 +18,7 @@ struct DescribedMetricsFactory: MetricsFactory {
     var valueBuckets: [Double] = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000]
 
     private func descriptor(_ label: String) -> MetricNameDescriptor {
-        MetricNameDescriptor(metricName: label, unitName: "", helpText: ProxyMetrics.help[label] ?? "")
+        MetricNameDescriptor(metricName: label, unitName: "", helpText: ProxyMetrics.help[label] ?? ProcessMetrics.help[label] ?? "")
     }
 
     func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {

@@ -101,10 +101,12 @@ enum MetricsSetup {
         }
         MetricsSystem.bootstrap(factory)
         let resolver = ResolverMetrics(provider: configuration.provider.rawValue)
+        let process = ProcessMetrics()
         return ProxyApplication.Metrics(
             proxy: ProxyMetrics(version: BuildInfo.version), resolver: resolver, checks: BackgroundCheckMetrics()
         ) { cacheEntries in
             resolver.setCacheEntries(cacheEntries)
+            process.update()
             return registry.emitToString()
         }
     }

@@ -96,6 +96,37 @@ struct MetricsTests {
         try Self.promtoolCheck(text)
     }
 
+    /// The `process_*` metrics every Prometheus client exports, checked against what /proc says
+    /// about the proxy's process from outside.
+    @Test func processMetricsDescribeTheProxysProcess() throws {
+        let proxy = try ProxyProcess.launch([])
+        defer { proxy.stop() }
+        let (text, metrics) = try Self.scrape(proxy)
+        for name in ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+                     "process_open_fds", "process_max_fds", "process_start_time_seconds"] {
+            #expect(metrics[name] != nil, "\(name) missing from \(text)")
+        }
+        let procfs = "/proc/\(proxy.pid)"
+        // RSS: /proc/PID/status's VmRSS, read right after the scrape (the same order of magnitude).
+        let status = try String(contentsOfFile: procfs + "/status", encoding: .utf8)
+        let rssKiB = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.flatMap {
+            Double($0.split(separator: " ", omittingEmptySubsequences: true)[1]) })
+        let resident = try #require(metrics["process_resident_memory_bytes"])
+        #expect(resident > rssKiB * 1024 / 2 && resident < rssKiB * 1024 * 2, "\(resident) vs VmRSS \(rssKiB) KiB")
+        // Descriptors: the scrape's own connection is one of them.
+        let open = try FileManager.default.contentsOfDirectory(atPath: procfs + "/fd").count
+        #expect(abs((metrics["process_open_fds"] ?? 0) - Double(open)) <= 2, "\(metrics["process_open_fds"] ?? 0) vs \(open)")
+        let limits = try String(contentsOfFile: procfs + "/limits", encoding: .utf8)
+        let soft = try #require(limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }.flatMap {
+            Double($0.split(separator: " ", omittingEmptySubsequences: true)[3]) })
+        #expect(metrics["process_max_fds"] == soft)
+        let started = try #require(metrics["process_start_time_seconds"])
+        let now = Date().timeIntervalSince1970
+        #expect(started <= now + 1 && started > now - 300, "started \(started), now \(now)")
+        #expect((metrics["process_cpu_seconds_total"] ?? 0) > 0)
+        try Self.promtoolCheck(text)
+    }
+
     @Test func metricsOffAnswers404() throws {
         let proxy = try ProxyProcess.launch(["--metrics", "false"])
         defer { proxy.stop() }

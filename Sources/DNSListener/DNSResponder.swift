@@ -42,11 +42,23 @@ package final class DNSResponder: Sendable {
     let negativeTTLCap: UInt32
     /// `--system-fallback`: a name HTTPDNS cannot answer (other than NXDOMAIN / NODATA) is forwarded.
     let fallback: Bool
+    /// Forwarded answers (`ForwardCache`), and the forwards in flight that a repeated question
+    /// joins instead of asking the upstream again (by question and transport: a UDP answer may be
+    /// truncated where a TCP client needs the whole).
+    let forwardCache: NIOLockedValueBox<ForwardCache<ContinuousClock.Instant>>
+    private let inFlight = NIOLockedValueBox<[InFlightKey: EventLoopFuture<[UInt8]>]>([:])
+
+    struct InFlightKey: Hashable {
+        var key: ForwardCache<ContinuousClock.Instant>.Key
+        var tcp: Bool
+    }
 
     init(
         caching: CachingResolver<ContinuousClock>?, routing: DNSRouting, forwarder: DNSForwarder, health: IPHealthRegistry?,
-        allowed: @escaping @Sendable () -> [CIDR], rateLimit: Int, metrics: DNSMetrics?, negativeTTLCap: Duration, fallback: Bool
+        allowed: @escaping @Sendable () -> [CIDR], rateLimit: Int, metrics: DNSMetrics?, negativeTTLCap: Duration, fallback: Bool,
+        forwardCache: ForwardCache<ContinuousClock.Instant>.Limits = .init()
     ) {
+        self.forwardCache = NIOLockedValueBox(ForwardCache(limits: forwardCache))
         self.caching = caching
         self.routing = routing
         self.forwarder = forwarder
@@ -83,9 +95,9 @@ package final class DNSResponder: Sendable {
         let limit = transport == .udp ? query.udpLimit : 65535
         switch routing.route(query) {
         case .forward:
-            return .later(forward(query, raw: bytes, transport: transport, on: eventLoop))
+            return forwardReply(query, raw: bytes, transport: transport, on: eventLoop)
         case .cache(let name, let family):
-            guard let caching else { return .later(forward(query, raw: bytes, transport: transport, on: eventLoop)) }
+            guard let caching else { return forwardReply(query, raw: bytes, transport: transport, on: eventLoop) }
             if let hit = caching.cached(name) {
                 return .now(finish(query, answer(query, hit: hit, family: family, limit: limit)))
             }
@@ -148,13 +160,67 @@ package final class DNSResponder: Sendable {
         return DNSAnswerBuilder.answer(to: query, rcode: rcode, negativeTTL: ttl)
     }
 
-    private func forward(_ query: DNSQuery, raw: [UInt8], transport: Transport, on eventLoop: any EventLoop) -> EventLoopFuture<[UInt8]?> {
-        let limit = transport == .udp ? query.udpLimit : 65535
-        return forwarder.forward(raw, tcp: transport == .tcp, on: eventLoop).map { upstream -> [UInt8]? in
-            self.finish(query, DNSAnswerBuilder.relay(upstream, to: query, limit: limit))
-        }.recover { _ in
-            self.finish(query, DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.servFail))
+    /// A forwarded question: from the forwarded-answer cache at once when it is fresh there, else
+    /// when the upstream answers.
+    private func forwardReply(_ query: DNSQuery, raw: [UInt8], transport: Transport, on eventLoop: any EventLoop) -> Reply {
+        let key = ForwardCache<ContinuousClock.Instant>.Key(query, raw: raw)
+        let now = ContinuousClock.now
+        if let hit = forwardCache.withLockedValue({ $0.fresh(key, for: query, now: now) }) {
+            return .now(finish(query, DNSAnswerBuilder.relay(hit, to: query, limit: Self.limit(query, transport))))
         }
+        return .later(forward(query, raw: raw, key: key, transport: transport, on: eventLoop))
+    }
+
+    private func forward(_ query: DNSQuery, raw: [UInt8], transport: Transport, on eventLoop: any EventLoop) -> EventLoopFuture<[UInt8]?> {
+        let key = ForwardCache<ContinuousClock.Instant>.Key(query, raw: raw)
+        if let hit = forwardCache.withLockedValue({ $0.fresh(key, for: query, now: .now) }) {
+            return eventLoop.makeSucceededFuture(finish(query, DNSAnswerBuilder.relay(hit, to: query, limit: Self.limit(query, transport))))
+        }
+        return forward(query, raw: raw, key: key, transport: transport, on: eventLoop)
+    }
+
+    /// Asks the upstream (or joins the same question in flight), caches what may be cached, and
+    /// answers; when no upstream answers, a stale cached answer (RFC 8767) or SERVFAIL.
+    private func forward(
+        _ query: DNSQuery, raw: [UInt8], key: ForwardCache<ContinuousClock.Instant>.Key, transport: Transport, on eventLoop: any EventLoop
+    ) -> EventLoopFuture<[UInt8]?> {
+        let limit = Self.limit(query, transport)
+        let flight = InFlightKey(key: key, tcp: transport == .tcp)
+        // Claimed under the lock, started outside it: a forward can fail at once, and its
+        // completion takes the lock again.
+        let promise = eventLoop.makePromise(of: [UInt8].self)
+        let joined: EventLoopFuture<[UInt8]>? = inFlight.withLockedValue { flights in
+            if let existing = flights[flight] { return existing }
+            flights[flight] = promise.futureResult
+            return nil
+        }
+        let upstream: EventLoopFuture<[UInt8]>
+        if let joined {
+            upstream = joined.hop(to: eventLoop)
+            promise.fail(DNSForwarder.Failure(description: "joined a forward in flight"))  // never handed out
+        } else {
+            promise.futureResult.whenComplete { result in
+                if case .success(let response) = result {
+                    self.forwardCache.withLockedValue { _ = $0.store(response, for: key, now: .now) }
+                }
+                self.inFlight.withLockedValue { $0[flight] = nil }
+            }
+            forwarder.forward(raw, tcp: transport == .tcp, on: eventLoop).cascade(to: promise)
+            upstream = promise.futureResult
+        }
+        return upstream.map { response -> [UInt8]? in
+            // Served from the entry when it was cached: the question in this client's letter case.
+            let cached = self.forwardCache.withLockedValue { $0.fresh(key, for: query, now: .now) }
+            return self.finish(query, DNSAnswerBuilder.relay(cached ?? response, to: query, limit: limit))
+        }.recover { _ in
+            let stale = self.forwardCache.withLockedValue { $0.stale(key, for: query, now: .now, staleTTL: Self.staleTTL) }
+            guard let stale else { return self.finish(query, DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.servFail)) }
+            return self.finish(query, DNSAnswerBuilder.relay(stale, to: query, limit: limit))
+        }
+    }
+
+    private static func limit(_ query: DNSQuery, _ transport: Transport) -> Int {
+        transport == .udp ? query.udpLimit : 65535
     }
 
     /// Counts the answer (its type and RCODE) and hands it back.

@@ -5,7 +5,8 @@ import NIOPosix
 
 /// A DNS server on loopback (UDP and TCP on one port) standing in for the cluster DNS the DNS
 /// listener forwards to: every A question gets `address`, every TXT question the text "upstream",
-/// anything else NXDOMAIN. Counts the questions it saw by name.
+/// SRV and MX questions under cluster.local one record each, anything else NXDOMAIN (with an SOA).
+/// Every TTL is 30 s. Counts the questions it saw by name.
 final class FakeDNSUpstream: Sendable {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     let port: Int
@@ -22,7 +23,17 @@ final class FakeDNSUpstream: Sendable {
             switch query.type {
             case 1: return DNSAnswerBuilder.answer(to: query, rcode: 0, records: [.init(type: 1, ttl: 30, rdata: address)])
             case 16: return DNSAnswerBuilder.answer(to: query, rcode: 0, records: [.init(type: 16, ttl: 30, rdata: [8] + Array("upstream".utf8))])
-            default: return DNSAnswerBuilder.answer(to: query, rcode: 3)
+            case 33 where query.name?.hasSuffix("cluster.local") == true:
+                // SRV 10 5 8080 target.cluster.local.
+                let target: [UInt8] = [6] + Array("target".utf8) + [7] + Array("cluster".utf8) + [5] + Array("local".utf8) + [0]
+                return DNSAnswerBuilder.answer(to: query, rcode: 0, records: [.init(type: 33, ttl: 30, rdata: [0, 10, 0, 5, 0x1F, 0x90] + target)])
+            case 15 where query.name?.hasSuffix("cluster.local") == true:
+                // MX 10 mail.cluster.local.
+                let exchange: [UInt8] = [4] + Array("mail".utf8) + [7] + Array("cluster".utf8) + [5] + Array("local".utf8) + [0]
+                return DNSAnswerBuilder.answer(to: query, rcode: 0, records: [.init(type: 15, ttl: 30, rdata: [0, 10] + exchange)])
+            default:
+                // With the SOA a resolver needs to cache the NXDOMAIN (RFC 2308).
+                return DNSAnswerBuilder.answer(to: query, rcode: 3, negativeTTL: 30)
             }
         }
         udp = try DatagramBootstrap(group: group)

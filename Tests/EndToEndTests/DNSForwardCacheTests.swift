@@ -1,0 +1,43 @@
+import Foundation
+import HTTPDNSTestSupport
+import Testing
+
+/// The DNS listener's cache of forwarded answers through the real binary, with dig: a question
+/// the listener forwards (a forward zone's name, a type HTTPDNS does not answer) reaches the
+/// upstream once per TTL, whatever its type, its letter case or its transport.
+@Suite("DNS listener forward cache", .timeLimit(.minutes(3)))
+struct DNSForwardCacheTests {
+    @Test func forwardedAnswersOfEveryTypeAreAskedOncePerTTL() throws {
+        guard ExternalTool.shouldRun("dig", present: DNSListenerTests.dig != nil) else { return }
+        let service = try FakeHTTPDNSService()
+        defer { service.stop() }
+        let upstream = try FakeDNSUpstream()
+        defer { upstream.stop() }
+        let listener = try DNSListenerTests.launch(service, upstream: upstream, extra: ["--dns-forward-zone", "cluster.local"])
+        defer { listener.proxy.stop() }
+        let port = listener.port
+
+        for _ in 0..<3 {
+            #expect(try DNSListenerTests.short(port, "kube-dns.kube-system.svc.cluster.local", "A") == ["10.96.0.42"], listener.proxy.diagnostics)
+            #expect(try DNSListenerTests.short(port, "api.svc.cluster.local", "TXT") == ["\"upstream\""])
+            #expect(try DNSListenerTests.short(port, "_http._tcp.api.svc.cluster.local", "SRV") == ["10 5 8080 target.cluster.local."])
+            #expect(try DNSListenerTests.short(port, "api.svc.cluster.local", "MX") == ["10 mail.cluster.local."])
+            let missing = try DNSListenerTests.dig(port, ["gone.svc.cluster.local", "AAAA"])
+            #expect(DNSListenerTests.status(missing) == "NXDOMAIN", "\(missing)")
+        }
+        // Over TCP and in another letter case: the same cached answers, the question as asked.
+        #expect(try DNSListenerTests.dig(port, ["+tcp", "+short", "API.svc.Cluster.LOCAL", "TXT"]) == "\"upstream\"\n")
+        let mixed = try DNSListenerTests.dig(port, ["+noall", "+question", "+answer", "Kube-DNS.kube-system.SVC.cluster.local", "A"])
+        #expect(mixed.contains(";Kube-DNS.kube-system.SVC.cluster.local."), "\(mixed)")
+        // A cached answer's TTL counts down from the upstream's 30 s.
+        let answer = try DNSListenerTests.dig(port, ["+noall", "+answer", "api.svc.cluster.local", "TXT"])
+        let ttl = answer.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) }
+        #expect(ttl.map { $0 <= 30 && $0 > 0 } == true, "\(answer)")
+
+        let counts = Dictionary(upstream.questions.map { ($0, 1) }, uniquingKeysWith: +)
+        #expect(counts == [
+            "kube-dns.kube-system.svc.cluster.local/1": 1, "api.svc.cluster.local/16": 1, "_http._tcp.api.svc.cluster.local/33": 1,
+            "api.svc.cluster.local/15": 1, "gone.svc.cluster.local/28": 1,
+        ], "each question once per TTL: \(upstream.questions)")
+    }
+}

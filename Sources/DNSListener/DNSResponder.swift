@@ -223,6 +223,18 @@ package final class DNSResponder: Sendable {
         transport == .udp ? query.udpLimit : 65535
     }
 
+    /// The cached forwarded answers as (name, type, rcode, seconds left), for the admin `/cache`.
+    package func forwardedAnswers() -> [(name: String, type: Int, rcode: Int, ttl: Int)] {
+        let now = ContinuousClock.now
+        return forwardCache.withLockedValue { $0.listing(now: now) }.map { ($0.name, Int($0.type), Int($0.rcode), $0.ttlRemaining) }
+    }
+
+    /// Forgets the forwarded answers for `name` (all when nil), as the admin purge does for the
+    /// HTTPDNS cache; how many.
+    package func purgeForwardedAnswers(_ name: String?) -> Int {
+        forwardCache.withLockedValue { $0.purge(name) }
+    }
+
     /// Counts the answer (its type and RCODE) and hands it back.
     private func finish(_ query: DNSQuery, _ answer: [UInt8]) -> [UInt8] {
         if let metrics, answer.count >= 4 { metrics.answered(type: query.type, rcode: answer[3] & 0x0F) }

@@ -44,6 +44,28 @@ package protocol AdminBackend: Sendable {
     /// Closes the pooled upstream connections to `host` (every host when nil) and succeeds on
     /// `eventLoop` with how many idle ones it closed; nil: no pool here.
     func retirePooledConnections(host: String?, on eventLoop: any EventLoop) -> EventLoopFuture<Int>?
+    /// `/cache` → `forwarded`: the DNS listener's cached forwarded answers; nil: no DNS listener.
+    func forwardedAnswers() -> [ForwardedAnswerListing]?
+    /// Forgets the DNS listener's forwarded answers for `host` (all when nil); how many, or nil
+    /// without a DNS listener.
+    func purgeForwardedAnswers(_ host: String?) -> Int?
+}
+
+/// A forwarded answer as `/cache` lists it.
+package struct ForwardedAnswerListing: Sendable, Encodable, Equatable {
+    package var name: String
+    /// The question's type code (1 A, 16 TXT, 33 SRV, ...).
+    package var type: Int
+    package var rcode: Int
+    /// Seconds left; negative: past its TTL by that much (kept for serve-stale).
+    package var ttl: Int
+
+    package init(name: String, type: Int, rcode: Int, ttl: Int) {
+        self.name = name
+        self.type = type
+        self.rcode = rcode
+        self.ttl = ttl
+    }
 }
 
 extension AdminBackend {
@@ -61,4 +83,6 @@ extension AdminBackend {
     package func summary() -> AdminSummary? { nil }
     package func reload() async -> (ok: Bool, message: String) { (false, "reload is not available here") }
     package func retirePooledConnections(host: String?, on eventLoop: any EventLoop) -> EventLoopFuture<Int>? { nil }
+    package func forwardedAnswers() -> [ForwardedAnswerListing]? { nil }
+    package func purgeForwardedAnswers(_ host: String?) -> Int? { nil }
 }

@@ -20,6 +20,9 @@ extension AdminRoutes {
         return closed.map { count in
             var text = host.map { "purged \($0)" } ?? "purged all"
             if caching == nil { text += " (no HTTPDNS cache with --provider system)" }
+            if let forwarded = backend.purgeForwardedAnswers(host) {
+                text += "; forgot \(forwarded) forwarded DNS answer\(forwarded == 1 ? "" : "s")"
+            }
             text += "; closed \(count) pooled connection\(count == 1 ? "" : "s")"
             return .text(.ok, text)
         }

@@ -93,7 +93,8 @@ struct AdminRoutes: Sendable {
             )
         case (.GET, "/cache"):
             let entries = backend.resolvers?.caching?.snapshot().sorted { $0.name < $1.name } ?? []
-            return eventLoop.makeSucceededFuture(.json(CacheBody(entries: entries)))
+            let forwarded = backend.forwardedAnswers()?.sorted { ($0.name, $0.type) < ($1.name, $1.type) }
+            return eventLoop.makeSucceededFuture(.json(CacheBody(entries: entries, forwarded: forwarded)))
         case (.DELETE, "/cache"), (.POST, "/cache/purge"):
             return purge(host: query["host"].flatMap { $0.isEmpty ? nil : $0 }, on: eventLoop)
         case (.GET, "/resolve"):
@@ -142,6 +143,8 @@ struct AdminRoutes: Sendable {
 
     struct CacheBody: Encodable {
         var entries: [CacheEntrySnapshot]
+        /// The DNS listener's forwarded answers (absent without a DNS listener).
+        var forwarded: [ForwardedAnswerListing]? = nil
     }
 
     struct ResolveBody: Encodable {

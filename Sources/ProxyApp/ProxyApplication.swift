@@ -102,16 +102,20 @@ package struct ProxyApplication: Sendable {
             audit?.networkDidChange()
             prober?.networkDidChange()
         }
+        let dnsResponder = Self.dnsResponder(configuration, proxy: proxy, resolvers: resolvers, metrics: metrics, logger: logger)
         if let admin = configuration.adminListen {
             let backend = ApplicationAdminBackend(
                 proxy: proxy, stack: resolvers, metrics: metrics, audit: audit,
-                network: networkMonitor?.recorder ?? NetworkChangeRecorder(monitor: "off"), reloader: reloader, hooks: hooks)
+                network: networkMonitor?.recorder ?? NetworkChangeRecorder(monitor: "off"), dns: dnsResponder, reloader: reloader,
+                hooks: hooks)
             services.append(
                 AdminServer(
                     settings: .init(host: admin.host, port: admin.port, headerTimeout: configuration.headerTimeout), group: group,
                     backend: backend, ownListeners: proxy.ownListeners, logger: logger))
         }
-        services += Self.dnsListeners(configuration, proxy: proxy, resolvers: resolvers, group: group, metrics: metrics, logger: logger)
+        if let dnsResponder {
+            services += Self.dnsListeners(configuration, responder: dnsResponder, proxy: proxy, group: group, logger: logger)
+        }
         services.append(proxy)
         if let networkMonitor { services.append(networkMonitor) }
         self.resolvers = resolvers
@@ -160,16 +164,20 @@ extension ProxyApplication {
         }
     }
 
-    /// `--dns-listen` and `--doh-listen`: one responder for both (one rate limit per client, one
-    /// set of counters).
-    static func dnsListeners(
-        _ configuration: ProxyConfiguration, proxy: ProxyServer, resolvers: ResolverStack, group: any EventLoopGroup,
-        metrics: Metrics?, logger: Logger
-    ) -> [any Service] {
-        guard configuration.dnsListen != nil || configuration.dohListen != nil else { return [] }
-        let responder = DNSResponder.make(
+    /// `--dns-listen` and `--doh-listen` share one responder (one rate limit per client, one set
+    /// of counters, one forwarded-answer cache); nil without either.
+    static func dnsResponder(
+        _ configuration: ProxyConfiguration, proxy: ProxyServer, resolvers: ResolverStack, metrics: Metrics?, logger: Logger
+    ) -> DNSResponder? {
+        guard configuration.dnsListen != nil || configuration.dohListen != nil else { return nil }
+        return DNSResponder.make(
             configuration: configuration, caching: resolvers.caching, health: proxy.ipHealth,
             allowed: { proxy.allowedClients }, metrics: metrics.map { _ in DNSMetrics() }, logger: logger)
+    }
+
+    static func dnsListeners(
+        _ configuration: ProxyConfiguration, responder: DNSResponder, proxy: ProxyServer, group: any EventLoopGroup, logger: Logger
+    ) -> [any Service] {
         var services: [any Service] = []
         if let listen = configuration.dnsListen {
             services.append(DNSServer(listen: listen, group: group, responder: responder, logger: logger, ownListeners: proxy.ownListeners))
@@ -191,6 +199,7 @@ struct ApplicationAdminBackend: AdminBackend {
     let metrics: ProxyApplication.Metrics?
     let audit: SystemDNSAudit<ContinuousClock>?
     let network: NetworkChangeRecorder
+    let dns: DNSResponder?
     let reloader: ConfigurationReloader
     let hooks: ProxyApplication.Hooks
 
@@ -218,5 +227,13 @@ struct ApplicationAdminBackend: AdminBackend {
 
     func retirePooledConnections(host: String?, on eventLoop: any EventLoop) -> EventLoopFuture<Int>? {
         proxy.retirePooledConnections(host: host, on: eventLoop)
+    }
+
+    func forwardedAnswers() -> [ForwardedAnswerListing]? {
+        dns?.forwardedAnswers().map { ForwardedAnswerListing(name: $0.name, type: $0.type, rcode: $0.rcode, ttl: $0.ttl) }
+    }
+
+    func purgeForwardedAnswers(_ host: String?) -> Int? {
+        dns?.purgeForwardedAnswers(host)
     }
 }

@@ -39,5 +39,22 @@ struct DNSForwardCacheTests {
             "kube-dns.kube-system.svc.cluster.local/1": 1, "api.svc.cluster.local/16": 1, "_http._tcp.api.svc.cluster.local/33": 1,
             "api.svc.cluster.local/15": 1, "gone.svc.cluster.local/28": 1,
         ], "each question once per TTL: \(upstream.questions)")
+
+        // The admin /cache lists them; a purge of one name forgets its answers (TXT and MX), so
+        // the next question goes upstream again.
+        let admin = "http://127.0.0.1:\(listener.proxy.adminPort)"
+        let cache = try #require(
+            try JSONSerialization.jsonObject(with: try Curl.fetch(admin + "/cache", proxy: nil).body) as? [String: Any])
+        let forwarded = try #require(cache["forwarded"] as? [[String: Any]], "\(cache)")
+        let listed = Set(forwarded.map { "\($0["name"] ?? "?")/\($0["type"] ?? "?")" })
+        #expect(listed == [
+            "kube-dns.kube-system.svc.cluster.local/1", "api.svc.cluster.local/16", "_http._tcp.api.svc.cluster.local/33",
+            "api.svc.cluster.local/15", "gone.svc.cluster.local/28",
+        ], "\(forwarded)")
+        #expect(forwarded.allSatisfy { ($0["ttl"] as? Int ?? 0) > 0 && ($0["ttl"] as? Int ?? 99) <= 30 }, "\(forwarded)")
+        let purge = try Curl.fetch(admin + "/cache/purge?host=api.svc.cluster.local", proxy: nil, extra: ["-X", "POST"])
+        #expect(purge.bodyText.contains("forgot 2 forwarded DNS answers"), "\(purge.bodyText)")
+        #expect(try DNSListenerTests.short(port, "api.svc.cluster.local", "TXT") == ["\"upstream\""])
+        #expect(upstream.questions.filter { $0 == "api.svc.cluster.local/16" }.count == 2, "\(upstream.questions)")
     }
 }

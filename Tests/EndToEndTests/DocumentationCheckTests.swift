@@ -76,7 +76,7 @@ struct DocumentationCheckTests {
         // Names as `# TYPE` declares them (a histogram's _bucket/_sum/_count series share its name).
         let exposed = try Self.matches(#"(?m)^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) "#, in: metrics.bodyText)
         let doc = try Self.doc("operations.md")
-        let documented = try Self.matches(#"`(httpdns_proxy_[a-z0-9_]+)"#, in: doc)
+        let documented = try Self.matches(#"`((?:httpdns_proxy|process)_[a-z0-9_]+)"#, in: doc)
         #expect(exposed.count > 10, "\(metrics.bodyText.prefix(2000))")
         #expect(exposed.subtracting(documented).isEmpty, "exposed, not in docs/operations.md: \(exposed.subtracting(documented).sorted())")
         #expect(documented.subtracting(exposed).isEmpty, "documented, not exposed: \(documented.subtracting(exposed).sorted())")

@@ -20,7 +20,8 @@ final class ConfigurationReloader: Sendable {
         var needsRestart: [String] = []
     }
 
-    private let options: ServeOptions
+    /// The command line the proxy started with: a reload reads it again with the file and environment.
+    private let flags: CommandLineArguments
     private let startup: ProxyConfiguration
     private let applied: NIOLockedValueBox<ProxyConfiguration>
     private let proxy: ProxyServer
@@ -36,11 +37,11 @@ final class ConfigurationReloader: Sendable {
     var status: ReloadStatus { last.withLockedValue { $0 } }
 
     init(
-        options: ServeOptions, configuration: ProxyConfiguration, proxy: ProxyServer, resolvers: ResolverStack, metrics: ProxyMetrics?,
+        flags: CommandLineArguments, configuration: ProxyConfiguration, proxy: ProxyServer, resolvers: ResolverStack, metrics: ProxyMetrics?,
         logger: Logger
     ) {
         self.resolvers = resolvers
-        self.options = options
+        self.flags = flags
         self.startup = configuration
         self.applied = NIOLockedValueBox(configuration)
         self.proxy = proxy
@@ -76,7 +77,7 @@ final class ConfigurationReloader: Sendable {
         let new: ProxyConfiguration
         do {
             // The check `serve` and `config check` run: a reload refuses what a start would.
-            new = try LoadedConfiguration.loadToServe(options, environment: ProcessInfo.processInfo.environment)
+            new = try LoadedConfiguration.loadToServe(flags, environment: ProcessInfo.processInfo.environment)
         } catch {
             return Outcome(ok: false, message: "\(error)")
         }

@@ -18,16 +18,26 @@ import ServiceLifecycle
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the proxy (the default command)."
+        abstract: "Run the proxy (the default command).",
+        usage: OptionArguments.usage("[serve]"),
+        discussion: """
+            Every option can also be set by an environment variable (HTTPDNS_PROXY_<OPTION>) or a \
+            key in the YAML file given by --config; flags > environment > config file > defaults. \
+            A value follows its flag (--listen 127.0.0.1:3128) or an equals sign \
+            (--listen=127.0.0.1:3128); a boolean flag alone means true.
+
+            """ + "\n" + OptionHelp.groupedServeOptions
     )
 
-    @OptionGroup var options: ServeOptions
+    /// serve's options, read by the option table (OptionArguments).
+    @Argument(parsing: .allUnrecognized, help: .hidden) var arguments: [String] = []
 
     func run() async throws {
+        let flags = try OptionArguments.parse(arguments, for: Self.self)
         let signals = await SignalHandling.install()
         let environment = ProcessInfo.processInfo.environment
         let systemd = SystemdNotifier(environment: environment)
-        let configuration = try LoadedConfiguration.loadToServe(options, environment: environment)
+        let configuration = try LoadedConfiguration.loadToServe(flags, environment: environment)
         let logger = LoggingSetup.bootstrap(configuration)
         for name in ConfigurationLoader.unrecognizedEnvironmentVariables(in: environment) {
             var metadata: Logger.Metadata = ["variable": "\(name)"]
@@ -65,7 +75,7 @@ struct ServeCommand: AsyncParsableCommand {
         // The group shuts services down in reverse order: the proxy drains first while the admin
         // listener still answers /healthz (with 503 "draining") and the resolver keeps answering.
         let reloader = ConfigurationReloader(
-            options: options, configuration: configuration, proxy: proxy, resolvers: resolvers, metrics: metrics?.proxy, logger: logger)
+            flags: flags, configuration: configuration, proxy: proxy, resolvers: resolvers, metrics: metrics?.proxy, logger: logger)
         var metricsText: (@Sendable () -> String)? = nil
         if let metrics {
             let caching = resolvers.caching

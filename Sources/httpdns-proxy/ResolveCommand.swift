@@ -14,7 +14,7 @@ struct ResolveCommand: AsyncParsableCommand {
         commandName: "resolve",
         abstract: "Resolve one host name through the configured provider and print the answer.",
         usage: OptionArguments.usage("resolve", positional: "<host>"),
-        discussion: "Takes the same resolver options as the proxy. Exits 1 when the provider has no answer.\n\n"
+        discussion: "Resolves <host> with the same resolver options as the proxy (serve's others are accepted and ignored). Exits 1 when the provider has no answer.\n\n"
             + OptionHelp.section("Options it reads", names: readOptions)
     )
 

@@ -55,7 +55,6 @@ let package = Package(
             name: "ProxyConfig",
             dependencies: [
                 "NetworkTypes",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "CYAML",
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
@@ -383,7 +382,6 @@ let package = Package(
             name: "ProxyConfigTests",
             dependencies: [
                 "ProxyConfig",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

@@ -7,11 +7,13 @@ extension ConfigOption {
     public static let compareSystemDNS = ConfigOption(
         name: "compare-system-dns", valueName: "bool",
         help: "Also ask the system resolver, in the background, for names HTTPDNS answered and record disagreements (admin /audit): true or false (a bare --compare-system-dns means true)",
-        defaultText: "false", expectation: "expected true or false (also yes/no, 1/0)"
+        defaultText: "false", expectation: "expected true or false (also yes/no, 1/0)",
+        isBoolean: true
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.compareSystemDNS = try boolean(single(items))
     }
     .table(.admin, .restart, \.compareSystemDNS,
+        example: "true",
         doc: "Also ask the system resolver, in the background, for names HTTPDNS answered and record disagreements (admin `/audit`, `/stats`, log, metrics). Boolean; a bare `--compare-system-dns` means `true`. Has no effect with `provider: system` or `static`. See [Hijack detection](#hijack-detection-and-address-probing).")
 
     public static let compareRate = ConfigOption(
@@ -26,6 +28,7 @@ extension ConfigOption {
         config.compareRate = rate
     }
     .table(.admin, .restart, \.compareRate,
+        example: "0.2",
         doc: "System resolver lookups per second at most for `compare-system-dns`, 0.01-100 (`0.2`: one every 5 s).")
 
     public static let probeDomains = ConfigOption(
@@ -42,6 +45,7 @@ extension ConfigOption {
         config.probeDomains = targets
     }
     .table(.upstream, .restart, \.probeDomains,
+        example: "api.example.com,cdn.example.com:8443",
         doc: "`HOST` or `HOST:PORT` (default port 443) entries whose addresses are TCP-probed after each new HTTPDNS answer (at most once per TTL), so the first connection goes to the fastest live address; comma-separated or a YAML list.")
 
     public static let connectPorts = ConfigOption(
@@ -53,6 +57,7 @@ extension ConfigOption {
         config.connectPorts = try ports(items)
     }
     .table(.access, .live, \.connectPorts,
+        example: "443,8443",
         doc: "Ports CONNECT tunnels may target; comma-separated or a YAML list.")
 
     public static let allowDestination = ConfigOption(
@@ -64,6 +69,7 @@ extension ConfigOption {
         config.allowDestinations = try cidrs(items)
     }
     .table(.access, .live, \.allowDestinations,
+        example: "10.20.0.0/16,fd00:1234::/32",
         doc: "CIDR blocks exempt from the destination policy. Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 
     // MARK: Access control and limits
@@ -78,6 +84,7 @@ extension ConfigOption {
         config.allowClients = try cidrs(items)
     }
     .table(.access, .live, \.allowClients, default: "loopback, RFC 1918, CGNAT, link-local, ULA",
+        example: "10.0.0.0/8,192.168.0.0/16",
         doc: "CIDR blocks of the clients allowed to use the proxy; others get 403 before their request is read. Replaces the default. Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 
     public static let proxyAuth = ConfigOption(
@@ -93,6 +100,7 @@ extension ConfigOption {
         config.proxyAuth = sources
     }
     .table(.access, .live, \.proxyAuth, redactsItself: true, // ProxyAuthSource shows users, not passwords
+        example: "@/etc/httpdns-proxy/users.htpasswd",
         doc: "Secret, never logged: require Basic proxy authentication; `USER:PASS` or `@FILE` (htpasswd of bcrypt, sha-crypt or yescrypt hashes). Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 
     public static let proxyAuthRealm = ConfigOption(
@@ -107,6 +115,7 @@ extension ConfigOption {
         config.proxyAuthRealm = text
     }
     .table(.access, .live, \.proxyAuthRealm,
+        example: "corp-proxy",
         doc: "Realm of the `Proxy-Authenticate` challenge; 1-64 printable ASCII characters without `\"` or `\\`.")
 
     public static let maxConnections = ConfigOption(
@@ -117,6 +126,7 @@ extension ConfigOption {
         config.maxConnections = try integer(single(items), in: 0...10_000_000)
     }
     .table(.limits, .live, \.maxConnections,
+        example: "4096",
         doc: "Open client connections at most; `0` = (open-file limit − 128) / 2, at least 16. Beyond: 503 + `Retry-After`.")
 
     public static let maxConnectionsPerClient = ConfigOption(
@@ -127,6 +137,7 @@ extension ConfigOption {
         config.maxConnectionsPerClient = try integer(single(items), in: 1...10_000_000)
     }
     .table(.limits, .live, \.maxConnectionsPerClient,
+        example: "64",
         doc: "Open client connections from one client IP at most; loopback clients (127.0.0.0/8, ::1: the sidecar's own app) are exempt and held to `--max-connections` only. Beyond: 503 + `Retry-After`.")
 
     // MARK: Upstream TLS
@@ -136,6 +147,7 @@ extension ConfigOption {
         help: "Extra trust anchors (PEM) for upstream TLS, in addition to the system store"
     ) { $0.caFile = $1 }
     .table(.upstream, .live, \.caFile,
+        example: "/etc/httpdns-proxy/upstream-ca.pem",
         doc: "Extra trust anchors (PEM) for upstream TLS, in addition to the system store. Read at start: an unreadable file or one without certificates stops the proxy.")
 
     public static let tlsUpgrade = ConfigOption(
@@ -147,6 +159,7 @@ extension ConfigOption {
         config.tlsUpgrade = try tlsUpgradeRules(items)
     }
     .table(.upstream, .live, \.tlsUpgrade,
+        example: "legacy.example.com,*.internal.example.com:8080",
         doc: "`HOST` (http port 80 sent over TLS to 443) or `HOST:PORT` (sent over TLS to PORT); `*.example.com` matches one label. Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 
     public static let spkiPins = ConfigOption(
@@ -159,5 +172,6 @@ extension ConfigOption {
     .table(.upstream, .live, \.spkiPins, show: { pins in
         "[" + pins.keys.sorted().map { "\($0): [" + pins[$0]!.joined(separator: ", ") + "]" }.joined(separator: ", ") + "]"
     },
+        example: "{legacy.example.com: [47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=, ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=]}",
         doc: "Mapping from host (or `*.` wildcard) to base64 SHA-256 SPKI pins for upstream TLS.")
 }

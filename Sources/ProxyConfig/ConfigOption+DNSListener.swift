@@ -8,6 +8,7 @@ extension ConfigOption {
         config.dnsListen = try listenAddress(single(items), disabling: "the DNS listener")
     }
     .table(.dnsListeners, .restart, \.dnsListen,
+        example: "127.0.0.1:5353",
         doc: "host:port of the DNS listener (UDP and TCP on the same port; port 0 picks one free port for both): A and AAAA answered from the HTTPDNS cache, everything else forwarded; see [DNS listener](#dns-listener). Set at start.")
 
     public static let dnsForwardZone = ConfigOption(
@@ -19,6 +20,7 @@ extension ConfigOption {
         config.dnsForwardZones = try SystemDNSDomains(parsing: items)
     }
     .table(.dnsListeners, .restart, \.dnsForwardZones,
+        example: "cluster.local",
         doc: "Domain suffixes (`cluster.local`, `svc`) whose names, and then also every single-label name, the DNS listener forwards to `dns-upstream` instead of answering from HTTPDNS (names under `system-dns-domain` are forwarded too). Set at start. Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 
     public static let dnsUpstream = ConfigOption(
@@ -38,6 +40,7 @@ extension ConfigOption {
         config.dnsUpstreams = upstreams
     }
     .table(.dnsListeners, .restart, \.dnsUpstreams, inForce: InForce.dnsUpstreams,
+        example: "10.96.0.10:53",
         doc: "`IP:PORT` resolvers the DNS listener forwards to, tried in order, each within `resolver-timeout`; the default (or `resolv.conf`) is the `nameserver` lines of /etc/resolv.conf as read at start. An upstream that is the listener itself is left out. Set at start. Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 
     public static let dnsRateLimit = ConfigOption(
@@ -48,6 +51,7 @@ extension ConfigOption {
         config.dnsRateLimit = try integer(single(items), in: 0...10_000_000)
     }
     .table(.dnsListeners, .restart, \.dnsRateLimit,
+        example: "500",
         doc: "DNS queries per second one client IP may send to the DNS listener, with bursts of as many again; beyond it the answer is REFUSED. 0 turns the limit off. Set at start.")
 }
 
@@ -61,6 +65,7 @@ extension ConfigOption {
         config.dohListen = try listenAddress(single(items), disabling: "the DoH listener")
     }
     .table(.dnsListeners, .restart, \.dohListen,
+        example: "0.0.0.0:8053",
         doc: "host:port of the DoH listener: RFC 8484 `GET/POST /dns-query` (`application/dns-message`) and JSON `GET /resolve?name=&type=A\\|AAAA` over plain HTTP, answered like the DNS listener (same cache, forwarding, `allow-client`, `dns-rate-limit` and counters), so a per-pod proxy can use `provider: doh` or `json` with `resolver-url: http://NODE:PORT/dns-query` (or `/resolve`); see [DNS listener](#dns-listener). Set at start.")
 
     public static let dohToken = ConfigOption(
@@ -72,6 +77,7 @@ extension ConfigOption {
         config.dohToken = try bearerToken(single(items))
     }
     .table(.dnsListeners, .restart, \.dohToken,
+        example: "change-me-three",
         doc: "Bearer token the DoH listener requires (`Authorization: Bearer TOKEN`; otherwise 401). A secret: never logged, redacted in `/summary`. Set at start.")
 
     /// A bearer token: printable ASCII without spaces, so it goes into a header field as is.
@@ -101,6 +107,7 @@ extension ConfigOption {
         config.fallbackProvider = kind
     }
     .table(.dnsListeners, .resolverService, \.fallbackProvider,
+        example: "json",
         doc: "A second provider, `json`, `doh`, `alibaba` or `tencent` (its credentials and settings are the first's options), asked when the first fails for any reason but NXDOMAIN/NODATA: for a per-pod proxy whose first provider is a node tier's `doh-listen`, the vendor itself. After a failure of the first, queries go to the second for `resolver-timeout`, then the first is tried again. Stale answers (`max-stale`) are served meanwhile as usual, and `system-fallback` still comes after both. Reloadable with the provider.")
 
     public static let fallbackResolverURL = ConfigOption(
@@ -113,6 +120,7 @@ extension ConfigOption {
         config.fallbackResolverURL = text
     }
     .table(.dnsListeners, .resolverService, \.fallbackResolverURL, inForce: InForce.fallbackResolverURL,
+        example: "https://dns.alidns.com/resolve",
         doc: "The fallback provider's service URL; default that provider's default URL (pinned to its default IPs then). A URL naming a host needs `fallback-resolver-ip` to be reached without system DNS. Reloadable with the provider.")
 
     public static let fallbackResolverIP = ConfigOption(
@@ -124,6 +132,7 @@ extension ConfigOption {
         config.fallbackResolverIPs = try ipAddresses(items)
     }
     .table(.dnsListeners, .resolverService, \.fallbackResolverIPs, default: "per provider", inForce: InForce.fallbackResolverIPs,
+        example: "223.5.5.5,223.6.6.6",
         doc: "Bootstrap IPs the `fallback-resolver-url` host is pinned to, as `resolver-ip` is for the first provider: the fallback is asked exactly when the network is failing, so it must not depend on system DNS. Without it a fallback URL that names a host is resolved by system DNS (its default URL uses its default IPs). Ignored when the URL's host is an IP address. Flag repeatable (or comma-separated); env comma-separated; YAML list. Reloadable with the provider.")
 
     public static let resolverToken = ConfigOption(
@@ -135,6 +144,7 @@ extension ConfigOption {
         config.resolverToken = try bearerToken(single(items))
     }
     .table(.resolver, .resolverService, \.resolverToken,
+        example: "change-me-four",
         doc: "Bearer token the `doh` and `json` providers send (`Authorization: Bearer TOKEN`): a node tier's `doh-token`. Printable ASCII without spaces, at most 4096 bytes. Only with `provider: doh` or `json` (another provider refuses to start with it); never sent to the `fallback-provider` (the vendor behind the node tier must not see it). A refused token (401/403) is an auth failure logged once, and the fallback provider answers. A secret: never logged, redacted in `/summary` and `config check`. Reloadable with the provider.")
 }
 

@@ -49,6 +49,7 @@ extension ConfigOption {
         config.configFile = single(items)
     }
     .table(.listening, .restart, \.configFile,
+        example: "/etc/httpdns-proxy/proxy.yaml",
         doc: "Path of the YAML config file.")
 
     public static let listen = ConfigOption(
@@ -59,6 +60,7 @@ extension ConfigOption {
         config.listen = try HostPort(parsing: single(items))
     }
     .table(.listening, .restart, \.listen,
+        example: "0.0.0.0:3128",
         doc: "host:port the proxy listens on. An address that cannot be opened (in use, a port below 1024 without the capability, an IP the host lacks) is a configuration error (exit 64) logged in `log-format`, naming the listener, the address and what to do; the same for `admin-listen`. `0.0.0.0` with the default `allow-client` serves private networks only; on a public address also set `allow-client` and `proxy-auth` (see [Access control and limits](#access-control-and-limits)).")
 
     public static let adminListen = ConfigOption(
@@ -69,6 +71,7 @@ extension ConfigOption {
         config.adminListen = try listenAddress(single(items), disabling: "the admin endpoint")
     }
     .table(.admin, .restart, \.adminListen, inForce: InForce.adminListen,
+        example: "127.0.0.1:9090",
         doc: "host:port of the admin endpoint (health, metrics); `off` disables it. Must differ from `listen` unless both use port 0.")
 
     public static let pacProxy = ConfigOption(
@@ -79,6 +82,7 @@ extension ConfigOption {
         config.pacProxy = try HostPort(parsing: single(items))
     }
     .table(.admin, .restart, \.pacProxy, default: "the listen address", inForce: InForce.pacProxy,
+        example: "proxy.example.com:3128",
         doc: "host:port that `/proxy.pac` (on the admin listener) hands out as `PROXY host:port`. Unset: the listen address with its bound port; when listening on `0.0.0.0` or `[::]`, the host the PAC file was requested with (else `127.0.0.1`). See [operations](operations.md#pac-file-proxypac).")
 
     public static let pacBypass = ConfigOption(
@@ -95,6 +99,7 @@ extension ConfigOption {
         config.pacBypass = rules
     }
     .table(.admin, .restart, \.pacBypass,
+        example: "intranet.example.com,.corp.example.com,10.0.0.0/8",
         doc: "Destinations the PAC file sends `DIRECT`, NO_PROXY syntax as curl reads it: `example.com`, `.example.com` or `*.example.com` (that domain and all its subdomains), a CIDR block or IP address (IP-literal destinations only; names are never resolved for it), `*` (everything). Plain names (no dot) and loopback always go `DIRECT`. Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 
     /// A duration option where 0 is allowed and means "off" / "no floor".

@@ -12,6 +12,7 @@ extension ConfigOption {
         config.provider = try ProviderKind(parsing: single(items))
     }
     .table(.resolver, .resolverService, \.provider,
+        example: "doh",
         doc: "Where DNS answers come from: `json`, `doh`, `alibaba`, `tencent`, `static` or `system`; see [Resolver providers](#resolver-providers).")
 
     public static let resolverURL = ConfigOption(
@@ -24,6 +25,7 @@ extension ConfigOption {
         config.resolverURL = text
     }
     .table(.resolver, .resolverService, \.resolverURL, default: "per provider", inForce: InForce.resolverURL,
+        example: "https://doh.example.com/dns-query",
         doc: "Resolver URL: the endpoint for `json` (`https://dns.alidns.com/resolve`) and `doh` (`https://dns.alidns.com/dns-query`), the service root for `alibaba` (`https://resolvers.httpdns.aliyuncs.com`), the `/d` endpoint for `tencent` (`https://119.29.29.99/d` in https mode, `http://119.29.29.98/d` in http mode).")
 
     public static let resolverIP = ConfigOption(
@@ -35,6 +37,7 @@ extension ConfigOption {
         config.resolverIPs = try ipAddresses(items)
     }
     .table(.resolver, .resolverService, \.resolverIPs, default: "per provider", inForce: InForce.resolverIPs,
+        example: "192.0.2.53,2001:db8::53",
         doc: "Bootstrap IPs the resolver URL's host is pinned to (`json`/`doh`: 223.5.5.5, 223.6.6.6; `alibaba`: six service IPs). Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 
     public static let accountID = ConfigOption(
@@ -45,6 +48,7 @@ extension ConfigOption {
         config.accountID = try identifier(single(items))
     }
     .table(.resolver, .resolverService, \.accountID,
+        example: "139450",
         doc: "Alibaba Cloud HTTPDNS account ID; required for `alibaba`.")
 
     public static let secret = ConfigOption(
@@ -56,6 +60,7 @@ extension ConfigOption {
         config.secret = try secretText(single(items))
     }
     .table(.resolver, .resolverService, \.secret,
+        example: "5e6f7a8b9c0d1e2f",
         doc: "Secret, never logged: Alibaba Cloud HTTPDNS signing secret (v1: `sign_d` requests, any text; v2: the hex secret key, HMAC-SHA256); unset uses the unsigned interface.")
 
     public static let alibabaAPI = ConfigOption(
@@ -66,6 +71,7 @@ extension ConfigOption {
         config.alibabaAPI = try keyword(single(items), as: AlibabaAPI.self)
     }
     .table(.resolver, .resolverService, \.alibabaAPI,
+        example: "v1",
         doc: "Alibaba Cloud HTTPDNS API for `alibaba`: `v2` (`/v2/d`, service-IP scheduling) or `v1` (`/{account-id}/d`).")
 
     public static let alibabaEncryption = ConfigOption(
@@ -76,6 +82,7 @@ extension ConfigOption {
         config.alibabaEncryption = try keyword(single(items), as: AlibabaEncryption.self)
     }
     .table(.resolver, .resolverService, \.alibabaEncryption, default: "`none`",
+        example: "gcm",
         doc: "Alibaba v2 only: `none`, `cbc` (AES-128-CBC, `m=1`) or `gcm` (AES-128-GCM, `m=2`); `cbc`/`gcm` need `aes-key`.")
 
     public static let aesKey = ConfigOption(
@@ -91,6 +98,7 @@ extension ConfigOption {
         config.aesKey = text
     }
     .table(.resolver, .resolverService, \.aesKey,
+        example: "000102030405060708090a0b0c0d0e0f",
         doc: "Secret, never logged: the Alibaba Cloud HTTPDNS AES key, 32 hex digits (AES-128), for `alibaba-encryption` `cbc` or `gcm`.")
 
     public static let schedulerRefresh = durationOrZeroOption(
@@ -98,6 +106,7 @@ extension ConfigOption {
         help: "How often Alibaba v2 asks the bootstrap IPs for the current service IPs (/ss); 0: only at start, after a failed rotation and after a network change"
     ) { $0.schedulerRefresh = $1 }
     .table(.resolver, .resolverService, \.schedulerRefresh,
+        example: "10m",
         doc: "Alibaba v2 only: how often the bootstrap IPs are asked for the current service IPs (`/ss`); `0`: only at start, after a failed rotation and after a network change.")
 
     public static let dohUID = ConfigOption(
@@ -109,6 +118,7 @@ extension ConfigOption {
         updateSignature(&config) { $0.uid = uid }
     }
     .table(.resolver, .resolverService, \.dohSignature?.uid,
+        example: "123456", needs: ["doh-access-key-id", "doh-access-key-secret"],
         doc: "Alibaba Public DNS account ID for signed `json` requests. The three `doh-` credentials are given together or not at all.")
 
     public static let dohAccessKeyID = ConfigOption(
@@ -120,6 +130,7 @@ extension ConfigOption {
         updateSignature(&config) { $0.accessKeyID = id }
     }
     .table(.resolver, .resolverService, \.dohSignature?.accessKeyID,
+        example: "LTAI-example", needs: ["doh-uid", "doh-access-key-secret"],
         doc: "Alibaba Public DNS AccessKey ID for signed `json` requests.")
 
     public static let dohAccessKeySecret = ConfigOption(
@@ -132,6 +143,7 @@ extension ConfigOption {
         updateSignature(&config) { $0.accessKeySecret = secret }
     }
     .table(.resolver, .resolverService, \.dohSignature?.accessKeySecret,
+        example: "change-me-too", needs: ["doh-uid", "doh-access-key-id"],
         doc: "Secret, never logged: Alibaba Public DNS AccessKey secret for signed `json` requests.")
 
     public static let dohTimestampUnit = ConfigOption(
@@ -142,6 +154,7 @@ extension ConfigOption {
         config.dohTimestampUnit = try keyword(single(items), as: DoHTimestampUnit.self)
     }
     .table(.resolver, .resolverService, \.dohTimestampUnit,
+        example: "milliseconds",
         doc: "Unit of the signature's `ts`: `seconds` or `milliseconds`.")
 
     public static let dohMethod = ConfigOption(
@@ -152,6 +165,7 @@ extension ConfigOption {
         config.dohMethod = try keyword(single(items), as: DoHMethod.self)
     }
     .table(.resolver, .resolverService, \.dohMethod,
+        example: "post",
         doc: "HTTP method for `doh`: `get` or `post`.")
 
     public static let staticList = ConfigOption(
@@ -164,6 +178,7 @@ extension ConfigOption {
         config.staticList = text
     }
     .table(.resolver, .restart, \.staticList,
+        example: "/etc/httpdns-proxy/domains.json",
         doc: "Domain list for `static` (required there): an http(s) URL, or else a file path. A file must exist and be JSON at start (exit 64 otherwise); SIGHUP and `POST /reload` read it again; skipped entries are logged with their line.")
 
     public static let staticRefresh = durationOption(
@@ -171,6 +186,7 @@ extension ConfigOption {
         help: "How often the static list is fetched or read again"
     ) { $0.staticRefresh = $1 }
     .table(.resolver, .restart, \.staticRefresh,
+        example: "1m",
         doc: "How often the static list is fetched or read again.")
 
     public static let resolverTimeout = durationOption(
@@ -178,6 +194,7 @@ extension ConfigOption {
         help: "Limit for one request to the resolver service"
     ) { $0.resolverTimeout = $1 }
     .table(.resolver, .resolverService, \.resolverTimeout,
+        example: "2s",
         doc: "Limit for one request to the resolver service.")
 
     public static let resolverCAFile = pathOption(
@@ -185,6 +202,7 @@ extension ConfigOption {
         help: "Extra CA certificates (PEM) trusted for the resolver service, e.g. a private one"
     ) { $0.resolverCAFile = $1 }
     .table(.resolver, .resolverService, \.resolverCAFile,
+        example: "/etc/httpdns-proxy/resolver-ca.pem",
         doc: "Extra CA certificates (PEM) trusted for the resolver service, e.g. a private one. Loaded at start and reload as libcurl loads it: an unreadable file or one OpenSSL cannot load stops the proxy (or refuses the reload; `config check` says why) instead of failing every query.")
 
     public static let ipFamily = ConfigOption(
@@ -195,6 +213,7 @@ extension ConfigOption {
         config.ipFamily = try keyword(single(items), as: IPFamily.self)
     }
     .table(.resolver, .resolverFamily, \.ipFamily,
+        example: "ipv4",
         doc: "`ipv4`, `ipv6`, `both`, or `auto` (the families this host has a non-loopback address for).")
 
     public static let minTTL = durationOrZeroOption(
@@ -202,6 +221,7 @@ extension ConfigOption {
         help: "Cache answers at least this long; 0 honours the service's TTL"
     ) { $0.minTTL = $1 }
     .table(.resolver, .resolverCache, \.minTTL,
+        example: "10s",
         doc: "Cache answers at least this long; `0` honours the service's TTL.")
 
     public static let maxTTL = durationOption(
@@ -209,6 +229,7 @@ extension ConfigOption {
         help: "Cache answers at most this long (at least min-ttl)"
     ) { $0.maxTTL = $1 }
     .table(.resolver, .resolverCache, \.maxTTL,
+        example: "2h",
         doc: "Cache answers at most this long; must be at least `min-ttl`.")
 
     public static let negativeTTL = durationOption(
@@ -216,6 +237,7 @@ extension ConfigOption {
         help: "Cache NXDOMAIN and no-data answers at most this long"
     ) { $0.negativeTTL = $1 }
     .table(.resolver, .resolverCache, \.negativeTTL,
+        example: "10s",
         doc: "Cap for caching NXDOMAIN and no-data answers.")
 
     public static let maxStale = durationOrZeroOption(
@@ -223,6 +245,7 @@ extension ConfigOption {
         help: "Serve an expired answer for up to this long while the resolver fails; 0 disables serve-stale"
     ) { $0.maxStale = $1 }
     .table(.resolver, .resolverCache, \.maxStale,
+        example: "30m",
         doc: "Serve an expired answer for up to this long while the resolver fails; `0` disables serve-stale.")
 
     public static let cacheSize = ConfigOption(
@@ -233,26 +256,31 @@ extension ConfigOption {
         config.cacheSize = try integer(single(items), in: 1...10_000_000)
     }
     .table(.resolver, .resolverCache, \.cacheSize,
+        example: "50000",
         doc: "Maximum number of cached names, 1-10000000.")
 
     public static let systemFallback = ConfigOption(
         name: "system-fallback", valueName: "bool",
         help: "Use the system resolver when HTTPDNS has no answer (error, timeout, NXDOMAIN); false = HTTPDNS only (the local resolver is never asked)",
-        defaultText: "true", expectation: "expected true or false (also yes/no, 1/0)"
+        defaultText: "true", expectation: "expected true or false (also yes/no, 1/0)",
+        isBoolean: true
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.systemFallback = try boolean(single(items))
     }
     .table(.resolver, .resolverCache, \.systemFallback,
+        example: "false",
         doc: "When HTTPDNS has no answer (error, timeout, NXDOMAIN, empty), resolve with the system resolver (getaddrinfo). `false`: HTTPDNS only, the local resolver is never asked for an answer to use (for networks whose DNS is hijacked); `compare-system-dns` still asks it, in the background and only to compare.")
 
     public static let cacheImmutable = ConfigOption(
         name: "cache-immutable", valueName: "bool",
         help: "Keep cached answers until evicted, ignoring TTL expiry: true or false (a bare --cache-immutable means true)",
-        defaultText: "false", expectation: "expected true or false (also yes/no, 1/0)"
+        defaultText: "false", expectation: "expected true or false (also yes/no, 1/0)",
+        isBoolean: true
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
         config.cacheImmutable = try boolean(single(items))
     }
     .table(.resolver, .resolverCache, \.cacheImmutable,
+        example: "true",
         doc: "Keep cached answers until evicted, ignoring TTL expiry. Boolean; a bare `--cache-immutable` means `true`.")
 
     public static let cacheFile = pathOption(
@@ -260,6 +288,7 @@ extension ConfigOption {
         help: "Save the DNS cache to this file and load it at start, so a restart starts warm"
     ) { $0.cacheFile = $1 }
     .table(.resolver, .restart, \.cacheFile,
+        example: "/var/lib/httpdns-proxy/cache.json",
         doc: "Save the DNS cache here and load it at start, so a restart starts warm.")
 
     public static let keepaliveDomains = ConfigOption(
@@ -271,6 +300,7 @@ extension ConfigOption {
         config.keepaliveDomains = try domainNames(items)
     }
     .table(.resolver, .restart, \.keepaliveDomains,
+        example: "api.example.com",
         doc: "Host names refreshed in the background at 75 % of their TTL; comma-separated or a YAML list.")
 
     public static let preload = ConfigOption(
@@ -282,5 +312,6 @@ extension ConfigOption {
         config.preload = try domainNames(items)
     }
     .table(.resolver, .restart, \.preload,
+        example: "www.example.com,api.example.com",
         doc: "Host names resolved at start; comma-separated or a YAML list.")
 }

@@ -9,5 +9,6 @@ extension ConfigOption {
         config.systemDNSDomains = try SystemDNSDomains(parsing: items)
     }
     .table(.resolver, .resolverCache, \.systemDNSDomains,
+        example: "cluster.local,svc",
         doc: "Domain suffixes (`cluster.local`, `svc`, `corp.example.com`) whose names, and then also every single-label name, are resolved only by the system resolver and never sent to the HTTPDNS service; see [Resolution, cache and failover](#resolution-cache-and-failover). Reloadable. Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 }

@@ -1,7 +1,8 @@
 import NIOCore
 
 /// What each registry entry carries besides its parser: the `--help` group, what a reload does
-/// with it, the configuration field it sets (a key path) and its row in docs/configuration.md.
+/// with it, the configuration field it sets (a key path), an example value and its row in
+/// docs/configuration.md.
 /// Help, the reload answer, the description (and so `config check` and the admin summary) and
 /// the docs table are all derived from these; none of them lists options by hand.
 extension ConfigOption {
@@ -63,16 +64,22 @@ extension ConfigOption {
 
     /// Attaches the table data to an entry: its help group, reload class and field, how the docs
     /// describe it (`doc`, Markdown) and, when the docs say more than `defaultText`, the docs' default.
+    /// `example` (required, so no entry lacks one) is a valid non-default value; `needs` names
+    /// options its example is valid only with, `excludes` one it cannot go with (see `example`).
     func table<Value: Equatable & Sendable>(
         _ group: HelpGroup, _ reload: ReloadClass, _ keyPath: KeyPath<ProxyConfiguration, Value> & Sendable,
         default docDefault: String? = nil, show: (@Sendable (Value) -> String)? = nil, redactsItself: Bool = false,
-        inForce: (@Sendable (ProxyConfiguration) -> String?)? = nil, doc: String
+        inForce: (@Sendable (ProxyConfiguration) -> String?)? = nil,
+        example: String, needs: [String] = [], excludes: String? = nil, doc: String
     ) -> ConfigOption {
         var option = self
         option.group = group
         option.reload = reload
         option.doc = doc
         option.docDefault = docDefault
+        option.example = example
+        option.exampleNeeds = needs
+        option.exampleExcludes = excludes
         option.field = Field(
             keyPath: keyPath,
             text: { config in show.map { $0(config[keyPath: keyPath]) } ?? Self.displayText(config[keyPath: keyPath]) },

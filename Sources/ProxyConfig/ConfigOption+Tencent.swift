@@ -9,6 +9,7 @@ extension ConfigOption {
         config.tencent.mode = try keyword(single(items), as: TencentSettings.Mode.self)
     }
     .table(.resolver, .resolverService, \.tencent.mode,
+        example: "http",
         doc: "How `tencent` asks: `https` (clear names over TLS, `tencent-token`) or `http` (names and answers encrypted with `tencent-key`).")
 
     public static let tencentID = ConfigOption(
@@ -19,6 +20,7 @@ extension ConfigOption {
         config.tencent.id = try identifier(single(items))
     }
     .table(.resolver, .resolverService, \.tencent.id,
+        example: "1234",
         doc: "Tencent Cloud HTTPDNS authorization ID; required for `tencent`.")
 
     public static let tencentToken = ConfigOption(
@@ -30,6 +32,7 @@ extension ConfigOption {
         config.tencent.token = try secretText(single(items))
     }
     .table(.resolver, .resolverService, \.tencent.token,
+        example: "change-me",
         doc: "Secret, never logged: the HTTPS token; required for `tencent-mode` `https`.")
 
     public static let tencentKey = ConfigOption(
@@ -41,6 +44,7 @@ extension ConfigOption {
         config.tencent.key = try secretText(single(items))
     }
     .table(.resolver, .resolverService, \.tencent.key,
+        example: "change-me-key",
         doc: "Secret, never logged: the AES key (1-16 characters) or DES key (8 characters) from the console; required for `tencent-mode` `http`.")
 
     public static let tencentAlg = ConfigOption(
@@ -51,6 +55,7 @@ extension ConfigOption {
         config.tencent.algorithm = try keyword(single(items), as: TencentSettings.Algorithm.self)
     }
     .table(.resolver, .resolverService, \.tencent.algorithm,
+        example: "des",
         doc: "Cipher of `tencent-mode` `http`: `aes` (AES-128-CBC) or `des` (DES-ECB; needs OpenSSL's legacy provider, checked at start).")
 
     public static let tencentECSIP = ConfigOption(
@@ -61,5 +66,6 @@ extension ConfigOption {
         config.tencent.ecsIP = try IPAddress(parsing: single(items))
     }
     .table(.resolver, .resolverService, \.tencent.ecsIP, default: "none (off)",
+        example: "203.0.113.7",
         doc: "EDNS Client Subnet for `tencent`: answers are chosen for this address instead of the proxy's own (sent encrypted in http mode).")
 }

@@ -19,6 +19,7 @@ extension ConfigOption {
         config.transparentListen = try listenAddress(single(items), disabling: nil)
     }
     .table(.transparent, .restart, \.transparentListen,
+        example: "[::]:15001", excludes: "proxy-auth",
         doc: "host:port for connections redirected to the proxy by netfilter (`REDIRECT`, installed by [`httpdns-proxy transparent-rules`](deployment.md#transparent-interception)): the original destination is read with `SO_ORIGINAL_DST` / `IP6T_SO_ORIGINAL_DST`, the name from the TLS ClientHello's SNI or the HTTP `Host`, resolved through HTTPDNS; TLS is relayed end to end, HTTP is served like a proxied request, anything without a name goes to its original destination. `[::]:PORT` takes IPv4 and IPv6 redirects; `127.0.0.1:PORT` IPv4 only. A connection that was not redirected is closed. See [Transparent interception](#transparent-interception).")
 
     public static let transparentFallback = ConfigOption(
@@ -29,6 +30,7 @@ extension ConfigOption {
         config.transparentFallback = try keyword(single(items), as: TransparentFallback.self)
     }
     .table(.transparent, .live, \.transparentFallback,
+        example: "refuse",
         doc: "A transparent connection whose SNI or Host name HTTPDNS has no answer for: `original` relays it to the address the app dialed (its own DNS answer), `refuse` closes it. Reloadable.")
 
     public static let transparentPeekTimeout = durationOption(
@@ -36,6 +38,7 @@ extension ConfigOption {
         help: "How long a transparent connection that has sent nothing is waited for; then (a server-speaks-first protocol) it is relayed to its original destination as is"
     ) { $0.transparentPeekTimeout = $1 }
     .table(.transparent, .live, \.transparentPeekTimeout,
+        example: "500ms",
         doc: "How long a transparent connection that has sent nothing is waited for. Then it is taken for a server-speaks-first protocol (SMTP, MySQL) and relayed to its original destination as is; such protocols see this much delay before their greeting. Once bytes have arrived, `transparent-hello-timeout` applies instead. Reloadable.")
 
     public static let transparentHelloTimeout = durationOption(
@@ -43,6 +46,7 @@ extension ConfigOption {
         help: "How long (from the accept) a transparent connection's ClientHello or HTTP request head that has begun is waited for (at least transparent-peek-timeout); one still incomplete then follows transparent-fallback"
     ) { $0.transparentHelloTimeout = $1 }
     .table(.transparent, .live, \.transparentHelloTimeout,
+        example: "10s",
         doc: "How long, from the accept, a transparent connection whose first bytes begin a TLS ClientHello or an HTTP request head is waited for until the hello or head is complete (never less than `transparent-peek-timeout`): a slow client, a lossy link or a large post-quantum key share can spread a ClientHello over several segments and round trips. One still incomplete then follows `transparent-fallback`: `original` relays it to its original destination (peek `incomplete`, logged), `refuse` closes it. Reloadable.")
 
     public static let outboundMark = ConfigOption(
@@ -58,6 +62,7 @@ extension ConfigOption {
         config.outboundMark = try mark(text)
     }
     .table(.transparent, .restart, \.outboundMark,
+        example: "0x100",
         doc: "Netfilter mark (`SO_MARK`, 1-4294967295, decimal or `0x` hex) put on every outbound socket, to origins and to the resolver service, so redirect rules (`transparent-rules --outbound-mark`) skip the proxy's own traffic. Needs `CAP_NET_ADMIN`; without it every connect fails. The alternative is an owner match on the uid the proxy runs as (`transparent-rules --proxy-uid`).")
 
     /// A netfilter mark: 1...4294967295, decimal or 0x hex.

@@ -1,10 +1,12 @@
-/// One configurable setting: its names in every source, its documentation and
-/// how its text is turned into a `ProxyConfiguration` field.
+/// One configurable setting: its names in every source, its default, its documentation, an
+/// example value and how its text is turned into a `ProxyConfiguration` field.
 ///
 /// The table of all options is `ConfigOption.all` (ConfigOption+Registry.swift). Each entry
-/// also carries its help group, reload class, field key path and docs text (`table(...)`,
-/// ConfigOption+Table.swift), from which help, the reload answer, the description and the
-/// docs table are derived.
+/// also carries its help group, reload class, field key path, example and docs text
+/// (`table(...)`, ConfigOption+Table.swift). Everything else is derived from the entries: the
+/// command-line parser (ConfigOption+CommandLine.swift), `--help`, `ProxyConfiguration.defaults`,
+/// the reload answer, the description, the docs' options table and example file, and the
+/// precedence tests. Adding an option is its entry, its name in the registry and its field.
 public struct ConfigOption: Sendable {
     /// Kebab-case name: the flag without "--" and the config-file key, e.g. "connect-timeout".
     public let name: String
@@ -12,7 +14,8 @@ public struct ConfigOption: Sendable {
     public let valueName: String
     /// One-line description for `--help` and the docs.
     public let help: String
-    /// The default as text, e.g. "10s" (the loader never parses it; `ProxyConfiguration.defaults` is authoritative).
+    /// The default as text, e.g. "10s": the one place a default is stated. `ProxyConfiguration.defaults`
+    /// is these texts parsed ("none" means the field's empty value: nil, an empty list).
     public let defaultText: String
     /// What a valid value looks like, used in error messages for secret options,
     /// whose parser messages might quote the value.
@@ -27,6 +30,9 @@ public struct ConfigOption: Sendable {
     public let isAllowedInFile: Bool
     /// The value must never appear in messages or logs.
     public let isSecret: Bool
+    /// A boolean: its flag may stand alone (`--cache-immutable` means true) and takes a following
+    /// word as its value only when that word is a boolean (`--cache-immutable false`).
+    public let isBoolean: Bool
     /// The value is a YAML mapping from keys to lists of values (e.g. host to
     /// pins). Flags and environment variables have no syntax for that, so a
     /// mapping option can only be set in the config file.
@@ -46,6 +52,16 @@ public struct ConfigOption: Sendable {
     public internal(set) var docDefault: String?
     /// The configuration field it sets; every entry has one (a test checks).
     public internal(set) var field: Field?
+    /// A valid value other than the default, as written on the command line or in the environment
+    /// (lists comma-separated; for a mapping option, YAML flow text). docs/configuration.md's
+    /// example file is made of these, and the precedence tests load each through every source.
+    public internal(set) var example: String = ""
+    /// Options the example needs set too (to their own examples), e.g. the three parts of the
+    /// DoH signature, which are valid only together.
+    public internal(set) var exampleNeeds: [String] = []
+    /// An option whose example cannot be set together with this one's (`transparent-listen` and
+    /// `proxy-auth`): the docs' example file shows this line commented out.
+    public internal(set) var exampleExcludes: String?
 
     /// One key of a mapping option's value with its values, in file order.
     struct MappingEntry: Sendable, Hashable {
@@ -63,6 +79,7 @@ public struct ConfigOption: Sendable {
         isRepeatable: Bool = false,
         isAllowedInFile: Bool = true,
         isSecret: Bool = false,
+        isBoolean: Bool = false,
         apply: @escaping @Sendable (inout ProxyConfiguration, [String]) throws(ConfigurationError) -> Void
     ) {
         self.name = name
@@ -74,6 +91,7 @@ public struct ConfigOption: Sendable {
         self.isRepeatable = isRepeatable
         self.isAllowedInFile = isAllowedInFile
         self.isSecret = isSecret
+        self.isBoolean = isBoolean
         self.isMapping = false
         self.apply = apply
         self.applyMapping = nil
@@ -97,6 +115,7 @@ public struct ConfigOption: Sendable {
         self.isRepeatable = false
         self.isAllowedInFile = true
         self.isSecret = false
+        self.isBoolean = false
         self.isMapping = true
         self.apply = { (_: inout ProxyConfiguration, _: [String]) throws(ConfigurationError) in
             throw .malformedValue(reason: ConfigOption.fileOnlyReason(name))

@@ -35,6 +35,22 @@ extension ConfigurationLoader {
         return best.variable
     }
 
+    /// The flag closest to a misspelt one ("--lisen" → "--listen"), with the same tolerance as
+    /// `closestFileKey`; nil when none is close. Mapping options have no flag and are not offered.
+    public static func closestFlag(to flag: String) -> String? {
+        let key = String(flag.drop { $0 == "-" })
+        let folded = fold(key)
+        var best: (flag: String, distance: Int)?
+        for option in ConfigOption.all where option.isAllowedInFlagsAndEnvironment {
+            let distance = editDistance(folded, fold(option.name))
+            if distance < (best?.distance ?? Int.max) {
+                best = (option.flag, distance)
+            }
+        }
+        guard let best, best.distance <= max(2, key.count / 3) else { return nil }
+        return best.flag
+    }
+
     /// Lowercase kebab-case: "connectTimeout" and "CONNECT_TIMEOUT" become "connect-timeout".
     private static func fold(_ key: String) -> [Character] {
         var result: [Character] = []

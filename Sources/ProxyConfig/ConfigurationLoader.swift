@@ -11,18 +11,9 @@
 /// wins); without either, no file is read. An environment variable set to the
 /// empty string counts as unset, as container tooling often sets empty values.
 public enum ConfigurationLoader {
-    /// Loads from parsed command-line flags.
-    public static func load(
-        flags: ServeOptions,
-        environment: [String: String],
-        readFile: (String) throws -> String = ConfigurationLoader.readFile
-    ) throws(ConfigurationError) -> ProxyConfiguration {
-        try load(flagValues: flags.givenValues, environment: environment, readFile: readFile)
-    }
-
-    /// Loads from raw flag values, keyed by option name without "--" (e.g.
-    /// `["listen": ["127.0.0.1:0"], "allow-destination": ["10.0.0.0/8", "fd00::/8"]]`),
-    /// so callers and tests need no ArgumentParser. For single-valued options
+    /// Loads from flag values keyed by option name without "--" (e.g.
+    /// `["listen": ["127.0.0.1:0"], "allow-destination": ["10.0.0.0/8", "fd00::/8"]]`), as
+    /// `CommandLineArguments(parsing:)` reads them from a command line. For single-valued options
     /// the last value wins, as on a command line.
     public static func load(
         flagValues: [String: [String]],

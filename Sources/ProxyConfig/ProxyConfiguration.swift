@@ -2,9 +2,11 @@ import NIOCore
 
 /// The proxy's validated settings, produced by `ConfigurationLoader`.
 ///
-/// Every field has its default in `ProxyConfiguration.defaults`; the option
-/// registry (`ConfigOption.all`) says which flag, environment variable and
-/// config-file key set it. Fields are `var` so code and tests can start from
+/// The option registry (`ConfigOption.all`) says which flag, environment variable and
+/// config-file key set each field, and states its default; `ProxyConfiguration.defaults` is those
+/// defaults parsed. A field's initial value below is no default but `.placeholder` (optionals:
+/// nil), so a default is written in one place only, the entry; "Default ..." in a field's comment
+/// repeats the entry's for the reader. Fields are `var` so code and tests can start from
 /// `defaults` and change what they need; values set that way are not validated.
 ///
 /// `description`, `debugDescription` and the mirror (`dump`) never show
@@ -12,7 +14,7 @@ import NIOCore
 public struct ProxyConfiguration: Sendable, Equatable {
     /// Where the proxy listens. Default 127.0.0.1:8080: loopback only, so a
     /// fresh install is not an open proxy.
-    public var listen: HostPort
+    public var listen: HostPort = .placeholder
     /// Where the admin endpoint (health, metrics) listens; `nil` when set to `off`.
     /// Default 127.0.0.1:8081.
     public var adminListen: HostPort?
@@ -21,177 +23,177 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// listens on a wildcard address (0.0.0.0, ::). Default nil.
     public var pacProxy: HostPort?
     /// Destinations the PAC file sends `DIRECT`, besides plain host names and loopback. Default [].
-    public var pacBypass: [PACBypassRule]
+    public var pacBypass: [PACBypassRule] = .placeholder
     /// The DNS source. Default `.json` (Alibaba Public DNS), with system DNS as fallback.
-    public var provider: ProviderKind
+    public var provider: ProviderKind = .placeholder
     /// The resolver service: for `alibaba` the service root (paths are appended), for
     /// `json`/`doh` the full endpoint URL. nil means the provider's default; see
     /// `effectiveResolverURL`. Validated as an http(s) URL with a host. Default nil.
     public var resolverURL: String?
     /// Bootstrap IPs the resolver URL's host is pinned to, so finding the resolver
     /// needs no system DNS. Empty means the provider's defaults; see `effectiveResolverIPs`. Default [].
-    public var resolverIPs: [IPAddress]
+    public var resolverIPs: [IPAddress] = .placeholder
     /// Alibaba Cloud HTTPDNS account ID; required for `alibaba`. Default nil.
     public var accountID: String?
     /// Alibaba Cloud HTTPDNS signing secret (`sign_d` requests); nil uses the unsigned
     /// interface. Never shown in descriptions or errors. Default nil.
     public var secret: String?
     /// Which Alibaba Cloud HTTPDNS API to call. Default `.v2`.
-    public var alibabaAPI: AlibabaAPI
+    public var alibabaAPI: AlibabaAPI = .placeholder
     /// How Alibaba v2 requests carry the question: in the clear or AES-128 encrypted. Default `.none`.
-    public var alibabaEncryption: AlibabaEncryption
+    public var alibabaEncryption: AlibabaEncryption = .placeholder
     /// The account's AES key (32 hex digits, AES-128) for `alibabaEncryption` cbc/gcm. Never
     /// shown in descriptions or errors. Default nil.
     public var aesKey: String?
     /// How often Alibaba v2 asks for the current service IPs (`/ss`); 0 fetches them only at
     /// start, after a failed rotation and after a network change. Default 1h.
-    public var schedulerRefresh: TimeAmount
+    public var schedulerRefresh: TimeAmount = .placeholder
     /// Alibaba Public DNS request signature for `json`; nil sends unsigned requests. Default nil.
     public var dohSignature: DoHSignature?
     /// Unit of the signature's timestamp. Default `.seconds`.
-    public var dohTimestampUnit: DoHTimestampUnit
+    public var dohTimestampUnit: DoHTimestampUnit = .placeholder
     /// HTTP method for `doh` queries. Default `.get`.
-    public var dohMethod: DoHMethod
+    public var dohMethod: DoHMethod = .placeholder
     /// Provider `tencent`: mode, id, token or key, cipher, ECS address. Token and key are
     /// never shown. Default `TencentSettings()` (https mode, aes, nothing set).
-    public var tencent: TencentSettings
+    public var tencent: TencentSettings = .placeholder
     /// The `static` provider's list: an http(s) URL or a file path; required for
     /// `static`. See `staticListSource`. Default nil.
     public var staticList: String?
     /// How often the static list is fetched or read again. Default 300s.
-    public var staticRefresh: TimeAmount
+    public var staticRefresh: TimeAmount = .placeholder
     /// Limit for one request to the resolver service. Default 3s.
-    public var resolverTimeout: TimeAmount
+    public var resolverTimeout: TimeAmount = .placeholder
     /// Extra CA certificates (PEM) trusted for the resolver service, for a private one. Default nil.
     public var resolverCAFile: String?
     /// Address families to resolve and use. Default `.auto`.
-    public var ipFamily: IPFamily
+    public var ipFamily: IPFamily = .placeholder
     /// Answers are cached at least this long; 0 honours the service's TTL. Default 0.
-    public var minTTL: TimeAmount
+    public var minTTL: TimeAmount = .placeholder
     /// Answers are cached at most this long; at least `minTTL`. Default 3600s.
-    public var maxTTL: TimeAmount
+    public var maxTTL: TimeAmount = .placeholder
     /// Cap for caching NXDOMAIN and no-data answers. Default 30s.
-    public var negativeTTL: TimeAmount
+    public var negativeTTL: TimeAmount = .placeholder
     /// An expired answer may still be served this long while the resolver fails
     /// (serve-stale); 0 disables it. Default 1h.
-    public var maxStale: TimeAmount
+    public var maxStale: TimeAmount = .placeholder
     /// When HTTPDNS has no answer, ask the system resolver (getaddrinfo). Turn it off where the
     /// local resolver must never be trusted (hijacked networks). Default true.
-    public var systemFallback: Bool
+    public var systemFallback: Bool = .placeholder
     /// Maximum cached names, 1...10,000,000. Default 10000.
-    public var cacheSize: Int
+    public var cacheSize: Int = .placeholder
     /// Cached answers are kept until evicted, ignoring TTL expiry. Default false.
-    public var cacheImmutable: Bool
+    public var cacheImmutable: Bool = .placeholder
     /// The cache is saved to and loaded from this file, so a restart starts warm. Default nil.
     public var cacheFile: String?
     /// Names (lowercase, validated) refreshed in the background at 75 % of their TTL. Default [].
-    public var keepaliveDomains: [String]
+    public var keepaliveDomains: [String] = .placeholder
     /// Names (lowercase, validated) resolved at start. Default [].
-    public var preload: [String]
+    public var preload: [String] = .placeholder
     /// Ports CONNECT may target, sorted and unique. Default [443]: tunnelling
     /// to arbitrary ports would let clients reach SMTP, SSH, databases, ...
-    public var connectPorts: [Int]
+    public var connectPorts: [Int] = .placeholder
     /// Blocks exempt from the SSRF guard's denied ranges. Default [].
-    public var allowDestinations: [CIDR]
+    public var allowDestinations: [CIDR] = .placeholder
     /// Clients allowed to connect; any other gets 403 before its request is read. Default
     /// `ClientACL.defaultBlocks` (loopback, RFC 1918, CGNAT, link-local, ULA).
-    public var allowClients: [CIDR]
+    public var allowClients: [CIDR] = .placeholder
     /// Proxy authentication (Basic): credentials and htpasswd files; empty means no
     /// authentication. Passwords are never shown in descriptions. Default [].
-    public var proxyAuth: [ProxyAuthSource]
+    public var proxyAuth: [ProxyAuthSource] = .placeholder
     /// The realm of the `Proxy-Authenticate` challenge. Default "httpdns-proxy".
-    public var proxyAuthRealm: String
+    public var proxyAuthRealm: String = .placeholder
     /// Open client connections at most; 0 derives it from the open-file limit (see
     /// `effectiveMaxConnections`). Default 0.
-    public var maxConnections: Int
+    public var maxConnections: Int = .placeholder
     /// Open client connections from one client IP at most. Default 256.
-    public var maxConnectionsPerClient: Int
+    public var maxConnectionsPerClient: Int = .placeholder
     /// Extra trust anchors (PEM) for upstream TLS, in addition to the system store. Default nil.
     public var caFile: String?
     /// Plain-http destinations that are reached over TLS; see `tlsUpgradeTarget(host:port:)`. Default [].
-    public var tlsUpgrade: [TLSUpgradeRule]
+    public var tlsUpgrade: [TLSUpgradeRule] = .placeholder
     /// Host (lowercase; may be `*.` wildcard) to base64 SHA-256 SPKI pins (44 characters,
     /// padded); config file only. See `spkiPins(forHost:)`. Default [:].
-    public var spkiPins: [String: [String]]
+    public var spkiPins: [String: [String]] = .placeholder
     /// Default `.info`.
-    public var logLevel: LogLevel
+    public var logLevel: LogLevel = .placeholder
     /// Default `.json`.
-    public var logFormat: LogFormat
+    public var logFormat: LogFormat = .placeholder
     /// Default `.stdout`.
-    public var accessLog: AccessLogDestination
+    public var accessLog: AccessLogDestination = .placeholder
     /// Default `.json`.
-    public var accessLogFormat: AccessLogFormat = .json
+    public var accessLogFormat: AccessLogFormat = .placeholder
     /// A request header that carries each request's id to the origin (e.g. `X-Request-Id`); a
     /// valid id the client sent in it is kept. Default nil (the id is only logged).
-    public var requestIDHeader: String? = nil
+    public var requestIDHeader: String?
     /// Log each request's Referer as sent (it can carry tokens, as query strings do). Default false.
-    public var accessLogReferer: Bool = false
+    public var accessLogReferer: Bool = .placeholder
     /// Record Prometheus metrics (served at the admin `/metrics`). Default true.
-    public var metrics: Bool
+    public var metrics: Bool = .placeholder
     /// Watch the host's addresses and routes (netlink, else polling) and respond to a real change:
     /// per-IP health and pooled connections reset, cached names refreshed in the background. Default true.
-    public var networkMonitor: Bool = true
+    public var networkMonitor: Bool = .placeholder
     /// Limit for TCP connect to one origin, across all its resolved addresses. Default 10s.
-    public var connectTimeout: TimeAmount
+    public var connectTimeout: TimeAmount = .placeholder
     /// An origin address (IP and port) that failed is dialed after every other address for this
     /// long; each further consecutive failure doubles it, up to `ipBackoffMax`. Default 30s.
-    public var ipBackoff: TimeAmount
+    public var ipBackoff: TimeAmount = .placeholder
     /// Ceiling of the doubling back-off; at least `ipBackoff`. Default 5 min.
-    public var ipBackoffMax: TimeAmount
+    public var ipBackoffMax: TimeAmount = .placeholder
     /// Limit for the origin's response head, and for the longest silence while
     /// reading a response body. Default 60s.
-    public var upstreamTimeout: TimeAmount
+    public var upstreamTimeout: TimeAmount = .placeholder
     /// A client must finish sending a request head within this, else 408. Default 30s.
-    public var headerTimeout: TimeAmount
+    public var headerTimeout: TimeAmount = .placeholder
     /// A keep-alive client connection with no request in flight is closed after this. Default 60s.
-    public var clientIdleTimeout: TimeAmount
+    public var clientIdleTimeout: TimeAmount = .placeholder
     /// A CONNECT tunnel or upgraded connection with no bytes either way is closed after this. Default 300s.
-    public var tunnelIdleTimeout: TimeAmount
+    public var tunnelIdleTimeout: TimeAmount = .placeholder
     /// Idle upstream connections kept per origin per event-loop thread; 0 disables pooling. Default 64.
-    public var poolMaxIdle: Int
+    public var poolMaxIdle: Int = .placeholder
     /// An idle pooled upstream connection is closed after this. Default 30s.
-    public var poolIdleTimeout: TimeAmount
+    public var poolIdleTimeout: TimeAmount = .placeholder
     /// On SIGTERM/SIGINT: stop accepting, let in-flight requests finish within this, then close. Default 20s.
-    public var shutdownGrace: TimeAmount
+    public var shutdownGrace: TimeAmount = .placeholder
     /// Pseudonym added to Via headers and used to detect request loops; an
     /// RFC 9110 token. Default "httpdns-proxy".
-    public var viaPseudonym: String
+    public var viaPseudonym: String = .placeholder
     /// Event-loop threads; 0 means one per CPU core (see `effectiveThreads`). Default 0.
-    public var threads: Int
+    public var threads: Int = .placeholder
     /// The YAML file the settings were read from, if any (for start-up logs). Default nil.
     public var configFile: String?
     /// Ask the system resolver too for names HTTPDNS answered, in the background, and record where
     /// the answers disagree (admin `/audit`). Default false.
-    public var compareSystemDNS: Bool = false
+    public var compareSystemDNS: Bool = .placeholder
     /// System resolver lookups per second at most for `compareSystemDNS`. Default 1.
-    public var compareRate: Double = 1
+    public var compareRate: Double = .placeholder
     /// Names whose addresses are TCP-probed after each new answer, so the first connection goes to
     /// the fastest live address. Default [].
-    public var probeDomains: [ProbeTarget] = []
+    public var probeDomains: [ProbeTarget] = .placeholder
     /// Names resolved only by the system resolver (`system-dns-domain`). Default: none.
-    public var systemDNSDomains = SystemDNSDomains()
+    public var systemDNSDomains: SystemDNSDomains = .placeholder
     /// Where connections redirected by netfilter (REDIRECT) are accepted; nil: off. Default nil.
     public var transparentListen: HostPort?
     /// A transparent connection whose name HTTPDNS cannot answer goes to its original destination,
     /// or is refused. Default original.
-    public var transparentFallback: TransparentFallback = .original
+    public var transparentFallback: TransparentFallback = .placeholder
     /// How long a transparent connection's first bytes (ClientHello, request head) are waited
     /// for while none has arrived; then it is relayed to its original destination as is. Default 300ms.
-    public var transparentPeekTimeout: TimeAmount = .milliseconds(300)
+    public var transparentPeekTimeout: TimeAmount = .placeholder
     /// How long (from the accept) a transparent connection's ClientHello or request head that has
     /// begun is waited for; then `transparentFallback` decides. Default 5s.
-    public var transparentHelloTimeout: TimeAmount = .seconds(5)
+    public var transparentHelloTimeout: TimeAmount = .placeholder
     /// SO_MARK put on every outbound socket (origins and the resolver), so netfilter rules can
     /// exempt the proxy's own traffic from redirection; nil: none. Default nil.
     public var outboundMark: UInt32?
     /// The DNS listener's address (`dns-listen`); nil: off (the default).
     public var dnsListen: HostPort?
     /// Names the DNS listener forwards to the upstream resolvers (`dns-forward-zone`). Default: none.
-    public var dnsForwardZones = SystemDNSDomains()
+    public var dnsForwardZones: SystemDNSDomains = .placeholder
     /// Where the DNS listener forwards (`dns-upstream`); empty: /etc/resolv.conf's nameservers.
-    public var dnsUpstreams: [HostPort] = []
+    public var dnsUpstreams: [HostPort] = .placeholder
     /// DNS queries per second per client IP (`dns-rate-limit`); 0: no limit. Default 1000.
-    public var dnsRateLimit: Int = 1000
+    public var dnsRateLimit: Int = .placeholder
     /// The DoH listener's address (`doh-listen`); nil: off (the default).
     public var dohListen: HostPort?
     /// The bearer token the DoH listener requires (`doh-token`); nil: none. A secret.
@@ -202,7 +204,7 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var fallbackResolverURL: String?
     /// The fallback provider's bootstrap IPs (`fallback-resolver-ip`); empty: its defaults with its
     /// default URL, none (system DNS finds the URL's host) otherwise. Default [].
-    public var fallbackResolverIPs: [IPAddress] = []
+    public var fallbackResolverIPs: [IPAddress] = .placeholder
     /// The bearer token the doh and json providers send (`resolver-token`); nil: none. A secret,
     /// never given to the fallback provider.
     public var resolverToken: String?
@@ -210,68 +212,19 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// `config check` and `/summary` show next to each value.
     public internal(set) var sources = ConfigurationSources()
 
-    /// The documented defaults, used for every option no source sets.
-    public static let defaults = ProxyConfiguration(
-        listen: HostPort(host: "127.0.0.1", port: 8080),
-        adminListen: HostPort(host: "127.0.0.1", port: 8081),
-        pacProxy: nil,
-        pacBypass: [],
-        provider: .json,
-        resolverURL: nil,
-        resolverIPs: [],
-        accountID: nil,
-        secret: nil,
-        alibabaAPI: .v2,
-        alibabaEncryption: .none,
-        aesKey: nil,
-        schedulerRefresh: .hours(1),
-        dohSignature: nil,
-        dohTimestampUnit: .seconds,
-        dohMethod: .get,
-        tencent: TencentSettings(),
-        staticList: nil,
-        staticRefresh: .seconds(300),
-        resolverTimeout: .seconds(3),
-        resolverCAFile: nil,
-        ipFamily: .auto,
-        minTTL: .zero,
-        maxTTL: .seconds(3600),
-        negativeTTL: .seconds(30),
-        maxStale: .hours(1),
-        systemFallback: true,
-        cacheSize: 10000,
-        cacheImmutable: false,
-        cacheFile: nil,
-        keepaliveDomains: [],
-        preload: [],
-        connectPorts: [443],
-        allowDestinations: [],
-        allowClients: ClientACL.defaultBlocks,
-        proxyAuth: [],
-        proxyAuthRealm: "httpdns-proxy",
-        maxConnections: 0,
-        maxConnectionsPerClient: 256,
-        caFile: nil,
-        tlsUpgrade: [],
-        spkiPins: [:],
-        logLevel: .info,
-        logFormat: .json,
-        accessLog: .stdout,
-        metrics: true,
-        connectTimeout: .seconds(10),
-        ipBackoff: .seconds(30),
-        ipBackoffMax: .minutes(5),
-        upstreamTimeout: .seconds(60),
-        headerTimeout: .seconds(30),
-        clientIdleTimeout: .seconds(60),
-        tunnelIdleTimeout: .seconds(300),
-        poolMaxIdle: 64,
-        poolIdleTimeout: .seconds(30),
-        shutdownGrace: .seconds(20),
-        viaPseudonym: "httpdns-proxy",
-        threads: 0,
-        configFile: nil
-    )
+    /// The defaults: every option's default text, stated once in its entry (`ConfigOption.defaultText`),
+    /// parsed into its field; an option whose default is "none" keeps the field's empty value. A
+    /// default text that does not parse stops the program at its first use (every test uses it).
+    public static let defaults: ProxyConfiguration = {
+        var config = ProxyConfiguration()
+        for option in ConfigOption.all {
+            option.applyDefault(to: &config)
+        }
+        return config
+    }()
+
+    /// Placeholders only; `defaults` is the way to a configuration.
+    private init() {}
 
     /// `threads`, with 0 replaced by the number of CPU cores.
     public var effectiveThreads: Int {

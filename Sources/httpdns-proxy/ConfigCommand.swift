@@ -16,7 +16,8 @@ struct ConfigCommand: ParsableCommand {
 }
 
 /// `httpdns-proxy config options-table` (hidden): docs/configuration.md's options table from the
-/// option registry, or with `--splice FILE` that file with its table replaced (scripts/options-table.sh).
+/// option registry, or with `--splice FILE` that file with its table and full example file
+/// replaced (scripts/options-table.sh).
 struct OptionsTableCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "options-table",
@@ -24,7 +25,7 @@ struct OptionsTableCommand: ParsableCommand {
         shouldDisplay: false
     )
 
-    @Option(help: "Print this Markdown file with the text between its table markers replaced")
+    @Option(help: "Print this Markdown file with the text between its table and example markers replaced")
     var splice: String?
 
     func run() throws {
@@ -39,7 +40,7 @@ struct OptionsTableCommand: ParsableCommand {
             StandardError.write("cannot read \(splice): \(error)\n")
             throw ExitCode(1)
         }
-        guard let spliced = ConfigOption.splicingTable(into: document) else {
+        guard let spliced = ConfigOption.splicingGenerated(into: document) else {
             StandardError.write("\(splice) lacks the lines \(ConfigOption.docsTableStart) and \(ConfigOption.docsTableEnd)\n")
             throw ExitCode(1)
         }
@@ -51,13 +52,15 @@ struct ConfigCheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
         abstract: "Validate the config file, environment and flags together; print the effective configuration.",
+        usage: "httpdns-proxy config check [--output <output>] [--<option> <value> ...]",
         discussion: """
             Reads everything `serve` reads (flags > HTTPDNS_PROXY_* environment > --config file > \
             defaults) and checks it as `serve` does, files included (htpasswd, CA files, the access \
             log's directory) and listener addresses against each other. Prints the value in force \
             of every option and where it came from (default, file, env, flag), secrets redacted. \
             Exit 0 when the proxy would start with it, 1 with the reason when not. Unknown \
-            HTTPDNS_PROXY_* variables are warned about on stderr.
+            HTTPDNS_PROXY_* variables are warned about on stderr. The options are serve's \
+            (httpdns-proxy serve --help).
             """
     )
 
@@ -68,16 +71,18 @@ struct ConfigCheckCommand: ParsableCommand {
     @Option(help: "How to print the effective configuration: text (option: value  # source) or json")
     var output: Output = .text
 
-    @OptionGroup var options: ServeOptions
+    /// serve's options, read by the option table (OptionArguments).
+    @Argument(parsing: .allUnrecognized, help: .hidden) var arguments: [String] = []
 
     func run() throws {
+        let flags = try OptionArguments.parse(arguments, for: Self.self)
         let environment = ProcessInfo.processInfo.environment
         for warning in ConfigurationLoader.environmentWarnings(in: environment) {
             StandardError.write("warning: \(warning)\n")
         }
         let configuration: ProxyConfiguration
         do {
-            configuration = try LoadedConfiguration.loadToServe(options, environment: environment)
+            configuration = try LoadedConfiguration.loadToServe(flags, environment: environment)
         } catch {
             StandardError.write("configuration is not valid: \(error)\n")
             throw ExitCode(1)

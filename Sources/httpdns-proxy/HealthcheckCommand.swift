@@ -14,6 +14,7 @@ struct HealthcheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "healthcheck",
         abstract: "Exit 0 when the admin endpoint's /healthz answers 200 within 2 s, else 1 with the reason.",
+        usage: OptionArguments.usage("healthcheck"),
         discussion: """
             Reads --admin-listen like the proxy does (flag, HTTPDNS_PROXY_ADMIN_LISTEN, config file), \
             so it can run with the proxy's own environment. Only that option is read: the rest of \
@@ -26,14 +27,15 @@ struct HealthcheckCommand: AsyncParsableCommand {
 
     /// All of serve's options are accepted (the proxy's own command line or environment can be
     /// reused); the help lists the ones it reads.
-    @OptionGroup(visibility: .hidden) var options: ServeOptions
+    @Argument(parsing: .allUnrecognized, help: .hidden) var arguments: [String] = []
 
     func run() async throws {
+        let flags = try OptionArguments.parse(arguments, for: Self.self)
         // The running proxy is asked, so only the admin address is read, leniently: a config file
         // saved with a typo elsewhere must not make a liveness probe restart a healthy proxy.
         let address: ConfigurationLoader.AdminAddress
         do {
-            address = try ConfigurationLoader.adminAddress(flagValues: options.givenValues, environment: ProcessInfo.processInfo.environment)
+            address = try ConfigurationLoader.adminAddress(flagValues: flags.flagValues, environment: ProcessInfo.processInfo.environment)
         } catch {
             throw ValidationError("\(error)")
         }

@@ -13,7 +13,8 @@ struct ResolveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "resolve",
         abstract: "Resolve one host name through the configured provider and print the answer.",
-        discussion: "Takes the same resolver options as the proxy. Exits 1 when the provider has no answer.\n\n"
+        usage: OptionArguments.usage("resolve", positional: "<host>"),
+        discussion: "Resolves <host> with the same resolver options as the proxy (serve's others are accepted and ignored). Exits 1 when the provider has no answer.\n\n"
             + OptionHelp.section("Options it reads", names: readOptions)
     )
 
@@ -25,13 +26,14 @@ struct ResolveCommand: AsyncParsableCommand {
         "resolver-timeout", "resolver-ca-file", "ip-family", "system-fallback", "system-dns-domain", "log-level", "log-format",
     ]
 
-    @Argument(help: "The host name to resolve.")
-    var host: String
-
-    @OptionGroup(visibility: .hidden) var options: ServeOptions
+    /// The host name to resolve and serve's options (all accepted, the ones read listed in the help),
+    /// read by the option table (OptionArguments).
+    @Argument(parsing: .allUnrecognized, help: .hidden) var arguments: [String] = []
 
     func run() async throws {
-        let configuration = try LoadedConfiguration.load(options, environment: ProcessInfo.processInfo.environment)
+        let flags = try OptionArguments.parse(arguments, for: Self.self, positional: ["host"])
+        let host = flags.positional[0]
+        let configuration = try LoadedConfiguration.load(flags, environment: ProcessInfo.processInfo.environment)
         let logger = LoggingSetup.bootstrap(configuration)
         let stack = ResolverStack(configuration: configuration, logger: logger)
         defer { stack.shutdown() }

@@ -24,16 +24,26 @@ import ServiceLifecycle
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the proxy (the default command)."
+        abstract: "Run the proxy (the default command).",
+        usage: OptionArguments.usage("[serve]"),
+        discussion: """
+            Every option can also be set by an environment variable (HTTPDNS_PROXY_<OPTION>) or a \
+            key in the YAML file given by --config; flags > environment > config file > defaults. \
+            A value follows its flag (--listen 127.0.0.1:3128) or an equals sign \
+            (--listen=127.0.0.1:3128); a boolean flag alone means true.
+
+            """ + "\n" + OptionHelp.groupedServeOptions
     )
 
-    @OptionGroup var options: ServeOptions
+    /// serve's options, read by the option table (OptionArguments).
+    @Argument(parsing: .allUnrecognized, help: .hidden) var arguments: [String] = []
 
     func run() async throws {
+        let flags = try OptionArguments.parse(arguments, for: Self.self)
         let signals = await SignalHandling.install()
         let environment = ProcessInfo.processInfo.environment
         let systemd = SystemdNotifier(environment: environment)
-        let configuration = try LoadedConfiguration.loadToServe(options, environment: environment)
+        let configuration = try LoadedConfiguration.loadToServe(flags, environment: environment)
         let logger = LoggingSetup.bootstrap(configuration)
         LoggingSetup.warnAboutUnknownVariables(in: environment, logger: logger)
         let accessLog: AccessLogWriter
@@ -43,9 +53,8 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.effectiveThreads)
-        let options = self.options
         let hooks = ProxyApplication.Hooks(
-            load: { try LoadedConfiguration.loadToServe(options, environment: ProcessInfo.processInfo.environment) },
+            load: { try LoadedConfiguration.loadToServe(flags, environment: ProcessInfo.processInfo.environment) },
             ready: { systemd.ready() }, reloading: { systemd.reloading() }, version: BuildInfo.version,
             openFileLimit: OpenFileLimit.raiseToHardLimit())
         let application: ProxyApplication

@@ -63,10 +63,45 @@ struct CommandLineTests {
         let resolve = try ResolveRun.run(["resolve", "--provider", "nope", "a.example"])
         #expect(resolve.status == 64)
         #expect(resolve.stderr.contains("See 'httpdns-proxy resolve --help'"), "\(resolve.stderr)")
-        // A parse error keeps ArgumentParser's own footer, which already names the subcommand.
+        // The option table's own errors keep ArgumentParser's wording and point at the subcommand.
         let misspelt = try ResolveRun.run(["serve", "--lisen", "127.0.0.1:0"])
-        #expect(misspelt.stderr.contains("Did you mean '--listen'?"), "\(misspelt.stderr)")
+        #expect(misspelt.status == 64)
+        #expect(misspelt.stderr.contains("Unknown option '--lisen'. Did you mean '--listen'?"), "\(misspelt.stderr)")
         #expect(misspelt.stderr.contains("See 'httpdns-proxy serve --help'"), "\(misspelt.stderr)")
+        let missing = try ResolveRun.run(["serve", "--listen"])
+        #expect(missing.status == 64)
+        #expect(missing.stderr.contains("Missing value for '--listen <host:port>'"), "\(missing.stderr)")
+        let check = try ResolveRun.run(["config", "check", "--conect-timeout=3s"])
+        #expect(check.status == 64)
+        #expect(check.stderr.contains("Did you mean '--connect-timeout'?"), "\(check.stderr)")
+        #expect(check.stderr.contains("See 'httpdns-proxy config check --help'"), "\(check.stderr)")
+        let fileOnly = try ResolveRun.run(["serve", "--spki-pins", "x"])
+        #expect(fileOnly.status == 64)
+        #expect(fileOnly.stderr.contains("spki-pins can only be set in the config file"), "\(fileOnly.stderr)")
+        let noHost = try ResolveRun.run(["resolve", "--provider", "system"])
+        #expect(noHost.status == 64)
+        #expect(noHost.stderr.contains("Missing expected argument '<host>'"), "\(noHost.stderr)")
+    }
+
+    /// serve's options come from the option table: `--flag=value`, a bare boolean, the
+    /// environment under a flag, and every option's help with its default and variable.
+    @Test func theOptionTableReadsTheCommandLine() throws {
+        let run = try ResolveRun.run(
+            ["config", "check", "--listen=127.0.0.1:18081", "--cache-immutable", "--output", "text", "--metrics", "false"],
+            environment: ["HTTPDNS_PROXY_LISTEN": "127.0.0.1:18082", "HTTPDNS_PROXY_VIA": "from-env"])
+        #expect(run.status == 0, "\(run.stderr)")
+        for expected in [
+            "listen: 127.0.0.1:18081  # flag --listen", "cache-immutable: true  # flag --cache-immutable",
+            "metrics: false  # flag --metrics", "via: from-env  # env HTTPDNS_PROXY_VIA",
+        ] {
+            #expect(run.stdout.contains(expected), "\(expected) in \(run.stdout)")
+        }
+        let help = try ResolveRun.run(["help", "serve"])
+        #expect(help.status == 0)
+        for line in ["  --listen <host:port>", "(default: 127.0.0.1:8080) [env: HTTPDNS_PROXY_LISTEN]", "  --cache-immutable <bool>"] {
+            #expect(help.stdout.contains(line), "\(line) in \(help.stdout)")
+        }
+        #expect(try ResolveRun.run(["serve", "--listen", "127.0.0.1:0", "--help"]).stdout == help.stdout)
     }
 
     /// The rules never guess the proxy's uid: a wrong guess sends its own connections back to it.

@@ -12,10 +12,10 @@ import Testing
     }
 
     @Test func aBareCompareSystemDNSFlagMeansTrue() throws {
-        #expect(try ServeOptions.parse(["--compare-system-dns"]).givenValues == ["compare-system-dns": ["true"]])
-        #expect(try ServeOptions.parse(["--compare-system-dns", "--compare-rate", "0.5"]).givenValues
+        #expect(try flags(["--compare-system-dns"]) == ["compare-system-dns": ["true"]])
+        #expect(try flags(["--compare-system-dns", "--compare-rate", "0.5"])
             == ["compare-system-dns": ["true"], "compare-rate": ["0.5"]])
-        #expect(try load(flags: ServeOptions.parse(["--compare-system-dns"]).givenValues).compareSystemDNS)
+        #expect(try load(flags: flags(["--compare-system-dns"])).compareSystemDNS)
     }
 
     @Test func theRateIsABoundedPlainNumber() throws {

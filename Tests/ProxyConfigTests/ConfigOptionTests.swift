@@ -1,4 +1,3 @@
-import ArgumentParser
 import NIOCore
 import Testing
 @testable import ProxyConfig
@@ -17,7 +16,6 @@ import Testing
     @Test func registryNamesAreUniqueKebabCase() {
         let names = ConfigOption.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 89)
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
@@ -30,41 +28,31 @@ import Testing
         #expect(ConfigOption.all.filter { !$0.isAllowedInFlagsAndEnvironment }.map(\.name) == ["spki-pins"])
     }
 
-    @Test func serveOptionsDeclaresExactlyTheRegistryFlags() throws {
-        // Every registry option with a flag parses to itself through ServeOptions...
+    @Test func everyFlagOfTheTableIsParsed() throws {
         for option in ConfigOption.all where option.isAllowedInFlagsAndEnvironment {
-            let parsed = try ServeOptions.parse([option.flag, "v"])
-            #expect(parsed.givenValues == [option.name: ["v"]], "\(option.flag)")
-        }
-        // ...and ServeOptions has no flag the registry lacks.
-        let help = ServeOptions.helpMessage(columns: 500)
-        let helpFlags = Set(help.split(whereSeparator: { !($0.isLetter || $0 == "-") })
-            .filter { $0.hasPrefix("--") }.map(String.init))
-        #expect(helpFlags == Set(ConfigOption.all.filter(\.isAllowedInFlagsAndEnvironment).map(\.flag) + ["--help"]))
-    }
-
-    @Test func helpShowsRegistryTextDefaultAndEnvironment() {
-        let help = ServeOptions.helpMessage(columns: 1000)
-        for option in ConfigOption.all where option.isAllowedInFlagsAndEnvironment {
-            #expect(help.contains(option.help), "\(option.name)")
-            #expect(help.contains(option.environmentVariable), "\(option.name)")
-            if option.defaultText != "none" {
-                #expect(help.contains("(default: \(option.defaultText))"), "\(option.name)")
-            }
+            #expect(try flags([option.flag, "v"]) == [option.name: ["v"]] || option.isBoolean, "\(option.flag)")
+            #expect(try flags([option.flag + "=v"]) == [option.name: ["v"]], "\(option.flag)")
+            #expect(try flags([option.flag + "="]) == [option.name: [""]], "\(option.flag)")
         }
     }
 
-    @Test func serveOptionsGivesNothingWhenNoFlags() throws {
-        #expect(try ServeOptions.parse([]).givenValues.isEmpty)
-        #expect(try ConfigurationLoader.load(flags: ServeOptions.parse([]), environment: [:]) == .defaults)
+    @Test func theCommandLineGivesNothingWhenNoFlags() throws {
+        #expect(try CommandLineArguments(parsing: []) == CommandLineArguments())
+        #expect(try load(flags: flags([])) == .defaults)
     }
 
     @Test func repeatableFlagCollectsValuesAndLoads() throws {
-        let options = try ServeOptions.parse(["--allow-destination", "10.0.0.0/8", "--allow-destination", "fd00::/8", "--listen", "127.0.0.1:0"])
-        #expect(options.givenValues["allow-destination"] == ["10.0.0.0/8", "fd00::/8"])
-        let config = try ConfigurationLoader.load(flags: options, environment: ["HTTPDNS_PROXY_LISTEN": "127.0.0.1:1"])
+        let given = try flags(["--allow-destination", "10.0.0.0/8", "--allow-destination=fd00::/8", "--listen", "127.0.0.1:0"])
+        #expect(given["allow-destination"] == ["10.0.0.0/8", "fd00::/8"])
+        let config = try ConfigurationLoader.load(flagValues: given, environment: ["HTTPDNS_PROXY_LISTEN": "127.0.0.1:1"])
         #expect(config.allowDestinations == [CIDR("10.0.0.0/8")!, CIDR("fd00::/8")!])
         #expect(config.listen == HostPort(host: "127.0.0.1", port: 0))
+    }
+
+    @Test func aSingleValuedFlagGivenAgainKeepsTheLast() throws {
+        #expect(try flags(["--via", "a", "--via", "b"]) == ["via": ["b"]])
+        // A list that is not repeatable is replaced, not extended, as ArgumentParser did.
+        #expect(try flags(["--connect-ports", "443", "--connect-ports", "8443,9443"]) == ["connect-ports": ["8443,9443"]])
     }
 
     @Test func defaultsAreTheDocumentedOnes() {
@@ -126,50 +114,27 @@ import Testing
         #expect(d.configFile == nil)
     }
 
-    @Test func registryDefaultTextsParseToTheDefaults() throws {
-        // Start from values that differ from every default, then apply each option's default text.
-        var config = try load(env: [
-            "HTTPDNS_PROXY_LISTEN": "127.0.0.1:1", "HTTPDNS_PROXY_ADMIN_LISTEN": "off",
-            "HTTPDNS_PROXY_CONNECT_PORTS": "1", "HTTPDNS_PROXY_ALLOW_DESTINATION": "1.2.3.4",
-            "HTTPDNS_PROXY_LOG_LEVEL": "error", "HTTPDNS_PROXY_LOG_FORMAT": "text", "HTTPDNS_PROXY_ACCESS_LOG": "off",
-            "HTTPDNS_PROXY_CONNECT_TIMEOUT": "1ms", "HTTPDNS_PROXY_IP_BACKOFF": "1ms", "HTTPDNS_PROXY_IP_BACKOFF_MAX": "2ms", "HTTPDNS_PROXY_UPSTREAM_TIMEOUT": "1ms", "HTTPDNS_PROXY_HEADER_TIMEOUT": "1ms",
-            "HTTPDNS_PROXY_CLIENT_IDLE_TIMEOUT": "1ms", "HTTPDNS_PROXY_TUNNEL_IDLE_TIMEOUT": "1ms",
-            "HTTPDNS_PROXY_POOL_MAX_IDLE": "1", "HTTPDNS_PROXY_POOL_IDLE_TIMEOUT": "1ms", "HTTPDNS_PROXY_SHUTDOWN_GRACE": "1ms",
-            "HTTPDNS_PROXY_VIA": "x", "HTTPDNS_PROXY_THREADS": "1",
-            "HTTPDNS_PROXY_PROVIDER": "system", "HTTPDNS_PROXY_DOH_TIMESTAMP_UNIT": "milliseconds", "HTTPDNS_PROXY_DOH_METHOD": "post", "HTTPDNS_PROXY_TENCENT_MODE": "http", "HTTPDNS_PROXY_TENCENT_ALG": "des",
-            "HTTPDNS_PROXY_STATIC_REFRESH": "1ms", "HTTPDNS_PROXY_RESOLVER_TIMEOUT": "1ms", "HTTPDNS_PROXY_IP_FAMILY": "both",
-            "HTTPDNS_PROXY_MIN_TTL": "1ms", "HTTPDNS_PROXY_MAX_TTL": "2ms", "HTTPDNS_PROXY_NEGATIVE_TTL": "1ms",
-            "HTTPDNS_PROXY_MAX_STALE": "0", "HTTPDNS_PROXY_CACHE_SIZE": "1", "HTTPDNS_PROXY_CACHE_IMMUTABLE": "yes", "HTTPDNS_PROXY_SYSTEM_FALLBACK": "no",
-            "HTTPDNS_PROXY_ALLOW_CLIENT": "1.2.3.4", "HTTPDNS_PROXY_PROXY_AUTH_REALM": "x",
-            "HTTPDNS_PROXY_MAX_CONNECTIONS": "5", "HTTPDNS_PROXY_MAX_CONNECTIONS_PER_CLIENT": "5",
-            "HTTPDNS_PROXY_METRICS": "false", "HTTPDNS_PROXY_NETWORK_MONITOR": "false", "HTTPDNS_PROXY_ACCESS_LOG_FORMAT": "squid",
-            "HTTPDNS_PROXY_ACCESS_LOG_REFERER": "yes",
-            "HTTPDNS_PROXY_COMPARE_SYSTEM_DNS": "yes", "HTTPDNS_PROXY_COMPARE_RATE": "5",
-            // (alibaba-encryption's default text "none" is a value, but reads as "no default" here.)
-            "HTTPDNS_PROXY_ALIBABA_API": "v1", "HTTPDNS_PROXY_SCHEDULER_REFRESH": "1ms",
-            "HTTPDNS_PROXY_TRANSPARENT_LISTEN": "127.0.0.1:2", "HTTPDNS_PROXY_TRANSPARENT_FALLBACK": "refuse",
-            "HTTPDNS_PROXY_TRANSPARENT_PEEK_TIMEOUT": "1ms", "HTTPDNS_PROXY_TRANSPARENT_HELLO_TIMEOUT": "1ms",
-            "HTTPDNS_PROXY_OUTBOUND_MARK": "1",
-            "HTTPDNS_PROXY_DNS_LISTEN": "127.0.0.1:5353", "HTTPDNS_PROXY_DNS_UPSTREAM": "127.0.0.1:53", "HTTPDNS_PROXY_DNS_RATE_LIMIT": "5",
-            "HTTPDNS_PROXY_DOH_LISTEN": "127.0.0.1:8053",
-        ])
-        for option in ConfigOption.all where option.defaultText != "none" {
-            #expect(fieldText(config, option.name) != fieldText(.defaults, option.name), "\(option.name)")
-            let items = option.isList ? option.defaultText.split(separator: ",").map(String.init) : [option.defaultText]
-            try option.apply(&config, items)
+    @Test func theDefaultsAreTheEntriesDefaultTexts() throws {
+        // Each default text, given through the environment, is what `defaults` holds.
+        for option in ConfigOption.all where option.defaultText != "none" && !option.isMapping {
+            let config = try load(env: [option.environmentVariable: option.defaultText])
+            #expect(valueText(config, option) == valueText(.defaults, option), "\(option.name)")
         }
-        config.allowDestinations = [] // documented as "none"
-        #expect(config == .defaults)
     }
 
-    @Test func bareCacheImmutableFlagMeansTrue() throws {
-        #expect(try ServeOptions.parse(["--cache-immutable"]).givenValues == ["cache-immutable": ["true"]])
-        #expect(try ServeOptions.parse(["--cache-immutable", "--listen", "127.0.0.1:1"]).givenValues
-            == ["cache-immutable": ["true"], "listen": ["127.0.0.1:1"]])
-        #expect(try ServeOptions.parse(["--cache-immutable", "false"]).givenValues == ["cache-immutable": ["false"]])
-        #expect(try ServeOptions.parse(["--cache-immutable=no"]).givenValues == ["cache-immutable": ["no"]])
-        #expect(try ConfigurationLoader.load(flags: ServeOptions.parse(["--cache-immutable"]), environment: [:]).cacheImmutable)
-        #expect(try !ConfigurationLoader.load(flags: ServeOptions.parse(["--cache-immutable", "0"]), environment: [:]).cacheImmutable)
+    @Test func bareBooleanFlagsMeanTrue() throws {
+        for option in ConfigOption.all where option.isBoolean {
+            #expect(try flags([option.flag]) == [option.name: ["true"]], "\(option.flag)")
+            #expect(try flags([option.flag, "no"]) == [option.name: ["no"]], "\(option.flag)")
+        }
+        #expect(try flags(["--cache-immutable", "--listen", "127.0.0.1:1"]) == ["cache-immutable": ["true"], "listen": ["127.0.0.1:1"]])
+        #expect(try flags(["--cache-immutable", "false"]) == ["cache-immutable": ["false"]])
+        #expect(try flags(["--cache-immutable=no"]) == ["cache-immutable": ["no"]])
+        // A following word that is no boolean is not taken: `resolve --cache-immutable a.example`.
+        let resolve = try CommandLineArguments(parsing: ["--cache-immutable", "a.example"])
+        #expect(resolve.flagValues == ["cache-immutable": ["true"]] && resolve.positional == ["a.example"])
+        #expect(try load(flags: flags(["--cache-immutable"])).cacheImmutable)
+        #expect(try !load(flags: flags(["--cache-immutable", "0"])).cacheImmutable)
     }
 
     @Test(arguments: [("true", true), ("TRUE", true), ("yes", true), ("1", true), ("false", false), ("No", false), ("0", false)])
@@ -180,11 +145,10 @@ import Testing
     }
 
     @Test func repeatableResolverIPAndTLSUpgradeFlags() throws {
-        let options = try ServeOptions.parse([
+        let config = try load(flags: flags([
             "--resolver-ip", "192.0.2.1", "--resolver-ip", "2001:db8::1,192.0.2.2",
             "--tls-upgrade", "api.example.com", "--tls-upgrade", "*.example.org:8443",
-        ])
-        let config = try ConfigurationLoader.load(flags: options, environment: [:])
+        ]))
         #expect(config.resolverIPs.map(\.description) == ["192.0.2.1", "2001:db8::1", "192.0.2.2"])
         #expect(config.tlsUpgrade == [TLSUpgradeRule(host: "api.example.com"), TLSUpgradeRule(host: "*.example.org", port: 8443)])
     }

@@ -194,7 +194,7 @@ import Testing
             == .invalidValue(option: "spki-pins", value: nil, source: .environment(variable: "HTTPDNS_PROXY_SPKI_PINS"), reason: reason))
         #expect(loadError(flags: ["spki-pins": ["x"]])
             == .invalidValue(option: "spki-pins", value: nil, source: .commandLine(flag: "--spki-pins"), reason: reason))
-        #expect(throws: (any Error).self) { try ServeOptions.parse(["--spki-pins", "x"]) }
+        #expect(throws: CommandLineError.fileOnly(.spkiPins)) { try flags(["--spki-pins", "x"]) }
     }
 
     @Test func unrecognizedEnvironmentVariablesAreReported() {

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import ProxyConfig
 
@@ -8,7 +9,26 @@ import Testing
         for option in ConfigOption.all {
             #expect(option.field != nil, "\(option.name) has no .table(...)")
             #expect(!option.doc.isEmpty, "\(option.name) has no doc text")
+            #expect(!option.example.isEmpty, "\(option.name) has no example")
         }
+    }
+
+    /// Swift cannot list static properties, so the registry names each entry once more: an entry
+    /// declared in Sources/ProxyConfig but left out of it would have no flag, key or variable.
+    @Test func everyDeclaredEntryIsRegistered() throws {
+        var components = #filePath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        components.removeLast(3)
+        let directory = (components + ["Sources", "ProxyConfig"]).joined(separator: "/")
+        let declaration = try NSRegularExpression(pattern: #"(?m)^    public static let (\w+) = (?:ConfigOption|\w+Option)\("#)
+        var declared: [String] = []
+        for file in try FileManager.default.contentsOfDirectory(atPath: directory) where file.hasPrefix("ConfigOption") {
+            let text = try String(contentsOfFile: directory + "/" + file, encoding: .utf8)
+            for match in declaration.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                declared.append(String(text[Range(match.range(at: 1), in: text)!]))
+            }
+        }
+        #expect(declared.count == ConfigOption.all.count,
+                "\(declared.count) entries declared, \(ConfigOption.all.count) registered: add the new one to ConfigOption+Registry.swift")
     }
 
     @Test func changedOptionsAreReportedByNameInHelpOrder() {

@@ -128,7 +128,10 @@ extension DNSResponder {
             routing: DNSRouting(forwardZones: configuration.dnsForwardZones, systemOnly: configuration.systemDNSDomains, hasCache: caching != nil),
             forwarder: DNSForwarder(upstreams: upstreams, timeout: configuration.resolverTimeout),
             health: health, allowed: allowed, rateLimit: configuration.dnsRateLimit, metrics: metrics,
-            negativeTTLCap: configuration.negativeTTL.duration, fallback: configuration.systemFallback
+            negativeTTLCap: configuration.negativeTTL.duration, fallback: configuration.systemFallback,
+            forwardCache: .init(
+                capacity: configuration.dnsCacheSize, minTTL: UInt32(clamping: configuration.dnsCacheMinTTL.nanoseconds / 1_000_000_000),
+                maxTTL: UInt32(clamping: configuration.dnsCacheMaxTTL.nanoseconds / 1_000_000_000), staleWindow: configuration.maxStale.duration)
         )
     }
 }

@@ -5,13 +5,14 @@ import HTTPDNS
 /// upstream — a node cache's whole job. A value type without a clock: every call takes `now`.
 ///
 /// - Lifetime: the smallest TTL of the answer records, within `minTTL`...`maxTTL`; negative answers
-///   (NXDOMAIN, NODATA) for min(SOA TTL, SOA MINIMUM) (RFC 2308 §5), not at all without an SOA;
+///   (NXDOMAIN, NODATA) for min(SOA TTL, SOA MINIMUM) (RFC 2308 §5; `maxTTL` caps it, no floor
+///   stretches it), not at all without an SOA;
 ///   SERVFAIL briefly (`ForwardedResponse.servFailTTL`); truncated answers and other RCODEs never.
 /// - Key: the question (name in lowercase), the DO and CD bits, and the EDNS client subnet when
 ///   the query carries one: answers that differ by those never mix.
 /// - Served with the query's ID, its RD bit and its letter case in the question, and each TTL
 ///   lowered by the time the answer has spent here; after its TTL an entry is kept `staleWindow`
-///   longer for serve-stale (RFC 8767), used only when the upstream does not answer.
+///   (`max-stale`) longer for serve-stale (RFC 8767), used only when the upstream does not answer.
 /// - Bounded: `capacity` entries; beyond, the entries past their stale window go first, then the
 ///   oldest stored.
 struct ForwardCache<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration, Instant: Sendable {
@@ -41,11 +42,13 @@ struct ForwardCache<Instant: InstantProtocol>: Sendable where Instant.Duration =
     }
 
     struct Limits: Sendable {
+        /// `dns-cache-size` (0: nothing is cached).
         var capacity = 10_000
+        /// `dns-cache-min-ttl` (positive answers only) and `dns-cache-max-ttl`.
         var minTTL: UInt32 = 0
         var maxTTL: UInt32 = 86_400
-        /// How long after its TTL an entry may still be served when the upstream fails.
-        var staleWindow: Duration = .seconds(86_400)
+        /// `max-stale`: how long after its TTL an entry may still be served when the upstream fails.
+        var staleWindow: Duration = .seconds(3600)
     }
 
     struct Entry: Sendable {
@@ -81,8 +84,9 @@ struct ForwardCache<Instant: InstantProtocol>: Sendable where Instant.Duration =
     /// Stores the upstream's answer to the question `key` stands for, if it may be cached.
     @discardableResult
     mutating func store(_ response: [UInt8], for key: Key, now: Instant) -> Bool {
-        guard let analysis = ForwardedResponse.analyze(response, question: key.question[...]) else { return false }
-        let ttl = analysis.rcode == 2 ? analysis.ttl : min(max(analysis.ttl, limits.minTTL), limits.maxTTL)
+        guard limits.capacity > 0, let analysis = ForwardedResponse.analyze(response, question: key.question[...]) else { return false }
+        let floor = analysis.rcode == 2 || analysis.negative ? 0 : limits.minTTL
+        let ttl = analysis.rcode == 2 ? analysis.ttl : min(max(analysis.ttl, floor), limits.maxTTL)
         guard ttl > 0 else { return false }
         if entries[key] == nil, entries.count >= limits.capacity { evict(now: now) }
         serial += 1

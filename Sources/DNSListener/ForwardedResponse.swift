@@ -8,6 +8,8 @@ struct ForwardedResponse: Equatable {
     var ttlOffsets: [Int]
     /// The response's RCODE (low 4 bits).
     var rcode: UInt8
+    /// NXDOMAIN or NODATA: its lifetime is the SOA's (RFC 2308), which a floor does not stretch.
+    var negative = false
 
     /// SERVFAIL is cached this briefly at most (RFC 2308 §7.1: no more than five minutes; a few
     /// seconds spares a failing upstream a retry storm without hiding its recovery).
@@ -52,6 +54,7 @@ struct ForwardedResponse: Equatable {
             }
         }
         let ttl: UInt32
+        var negative = rcode == 3
         switch rcode {
         case 2:
             ttl = servFailTTL
@@ -64,9 +67,10 @@ struct ForwardedResponse: Equatable {
             } else {
                 guard let negativeTTL else { return nil }  // NODATA
                 ttl = negativeTTL
+                negative = true
             }
         }
-        return ForwardedResponse(ttl: min(ttl, Int32.max.magnitude), ttlOffsets: offsets, rcode: rcode)
+        return ForwardedResponse(ttl: min(ttl, Int32.max.magnitude), ttlOffsets: offsets, rcode: rcode, negative: negative)
     }
 
     static func count(_ bytes: [UInt8], _ at: Int) -> Int {

@@ -53,6 +53,33 @@ extension ConfigOption {
     .table(.dnsListeners, .restart, \.dnsRateLimit,
         example: "500",
         doc: "DNS queries per second one client IP may send to the DNS listener, with bursts of as many again; beyond it the answer is REFUSED. 0 turns the limit off. Set at start.")
+
+    public static let dnsCacheSize = ConfigOption(
+        name: "dns-cache-size", valueName: "count",
+        help: "Forwarded answers the DNS listener keeps (every type; 0 turns the forward cache off)",
+        defaultText: "10000", expectation: "expected a whole number 0...10000000"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.dnsCacheSize = try integer(single(items), in: 0...10_000_000)
+    }
+    .table(.dnsListeners, .restart, \.dnsCacheSize,
+        example: "50000",
+        doc: "Answers of the upstream resolvers (forwarded questions, every type) the DNS listener caches at most; the oldest go first. `0` turns the forward cache off. Set at start.")
+
+    public static let dnsCacheMinTTL = durationOrZeroOption(
+        "dns-cache-min-ttl", default: "0",
+        help: "Keep forwarded answers at least this long; 0 honours their TTL"
+    ) { $0.dnsCacheMinTTL = $1 }
+    .table(.dnsListeners, .restart, \.dnsCacheMinTTL,
+        example: "5s",
+        doc: "Keep a forwarded positive answer at least this long (its TTLs still count down from the upstream's); `0` honours the answer's TTL. Negative answers keep their SOA's TTL. Set at start.")
+
+    public static let dnsCacheMaxTTL = durationOption(
+        "dns-cache-max-ttl", default: "24h",
+        help: "Keep forwarded answers at most this long"
+    ) { $0.dnsCacheMaxTTL = $1 }
+    .table(.dnsListeners, .restart, \.dnsCacheMaxTTL,
+        example: "1h",
+        doc: "Keep a forwarded answer at most this long, whatever its TTL (negative answers included). Set at start.")
 }
 
 /// The DoH listener's options.

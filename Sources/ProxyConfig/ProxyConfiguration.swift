@@ -194,6 +194,11 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var dnsUpstreams: [HostPort] = .placeholder
     /// DNS queries per second per client IP (`dns-rate-limit`); 0: no limit. Default 1000.
     public var dnsRateLimit: Int = .placeholder
+    /// Forwarded answers the DNS listener caches at most (0: none).
+    public var dnsCacheSize: Int = .placeholder
+    /// Floor and cap of a forwarded answer's time in the cache.
+    public var dnsCacheMinTTL: TimeAmount = .placeholder
+    public var dnsCacheMaxTTL: TimeAmount = .placeholder
     /// The DoH listener's address (`doh-listen`); nil: off (the default).
     public var dohListen: HostPort?
     /// The bearer token the DoH listener requires (`doh-token`); nil: none. A secret.

@@ -163,6 +163,23 @@ import Testing
         #expect(cache.fresh(Cache.Key(long, raw: longRaw), for: long, now: start + .seconds(60)) == nil)
     }
 
+    @Test func theFloorDoesNotStretchNegativeAnswersAndSizeZeroCachesNothing() throws {
+        let (query, raw) = try Self.query("gone.test", .txt)
+        let key = Cache.Key(query, raw: raw)
+        var cache = Cache(limits: .init(capacity: 10, minTTL: 300, maxTTL: 3600))
+        do {
+            let stored = cache.store(DNSAnswerBuilder.answer(to: query, rcode: 3, negativeTTL: 20), for: key, now: start)
+            #expect(stored)
+        }
+        #expect(cache.fresh(key, for: query, now: start + .seconds(20)) == nil, "an NXDOMAIN lives by its SOA, not the floor")
+        var off = Cache(limits: .init(capacity: 0))
+        do {
+            let stored = off.store(Self.txt(query, ttl: 60), for: key, now: start)
+            #expect(!stored)
+        }
+        #expect(off.entries.isEmpty)
+    }
+
     @Test func theCacheIsBoundedOldestFirstAndPurgeable() throws {
         var cache = Cache(limits: .init(capacity: 2))
         var keys: [Cache.Key] = []

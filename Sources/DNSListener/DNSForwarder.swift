@@ -1,9 +1,12 @@
 import NIOCore
 import NIOPosix
 
+import NIOConcurrencyHelpers
+
 /// Relays a query to the upstream resolvers, one after the other until one answers: over UDP from
 /// a fresh socket (ephemeral port) per query, or over TCP for a client that came over TCP. The
 /// query goes out with a random ID; only an answer from the upstream's address with that ID counts.
+/// An upstream that failed is tried after the others for `backoff` (health, as for origins).
 final class DNSForwarder: Sendable {
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -12,26 +15,43 @@ final class DNSForwarder: Sendable {
     let upstreams: [SocketAddress]
     /// Per upstream.
     let timeout: TimeAmount
+    /// How long an upstream that failed goes behind the others.
+    static let backoff = TimeAmount.seconds(30)
+    /// When each upstream last failed (cleared when it answers).
+    private let failures = NIOLockedValueBox<[SocketAddress: NIODeadline]>([:])
 
     init(upstreams: [SocketAddress], timeout: TimeAmount) {
         self.upstreams = upstreams
         self.timeout = timeout
     }
 
-    /// The first upstream answer to `query` (its ID still the random one; the caller restores the
-    /// client's).
-    func forward(_ query: [UInt8], tcp: Bool, on eventLoop: any EventLoop) -> EventLoopFuture<[UInt8]> {
+    /// `list` with the upstreams that failed within `backoff` moved behind the others (each group
+    /// in its configured order).
+    func ordered(_ list: [SocketAddress], now: NIODeadline) -> [SocketAddress] {
+        let failed = failures.withLockedValue { failures in Set(list.filter { failures[$0].map { now - $0 < Self.backoff } ?? false }) }
+        guard !failed.isEmpty else { return list }
+        return list.filter { !failed.contains($0) } + list.filter { failed.contains($0) }
+    }
+
+    /// The first answer to `query` from `upstreams` (a zone's own; nil: the default ones), its ID
+    /// still the random one (the caller restores the client's).
+    func forward(_ query: [UInt8], tcp: Bool, to zoneUpstreams: [SocketAddress]? = nil, on eventLoop: any EventLoop) -> EventLoopFuture<[UInt8]> {
         guard query.count >= 12 else { return eventLoop.makeFailedFuture(Failure(description: "not a query")) }
-        guard !upstreams.isEmpty else { return eventLoop.makeFailedFuture(Failure(description: "no upstream resolvers")) }
-        func attempt(_ index: Int) -> EventLoopFuture<[UInt8]> {
+        let list = ordered(zoneUpstreams ?? upstreams, now: .now())
+        guard !list.isEmpty else { return eventLoop.makeFailedFuture(Failure(description: "no upstream resolvers")) }
+        @Sendable func attempt(_ index: Int) -> EventLoopFuture<[UInt8]> {
             let id = UInt16.random(in: 0...UInt16.max)
             var message = query
             message[0] = UInt8(id >> 8)
             message[1] = UInt8(id & 0xFF)
-            let upstream = upstreams[index]
+            let upstream = list[index]
             let answer = tcp ? exchangeTCP(message, id: id, with: upstream, on: eventLoop) : exchangeUDP(message, id: id, with: upstream, on: eventLoop)
-            return answer.flatMapError { error in
-                index + 1 < self.upstreams.count ? attempt(index + 1) : eventLoop.makeFailedFuture(error)
+            return answer.map { response in
+                self.failures.withLockedValue { $0[upstream] = nil }
+                return response
+            }.flatMapError { error in
+                self.failures.withLockedValue { $0[upstream] = .now() }
+                return index + 1 < list.count ? attempt(index + 1) : eventLoop.makeFailedFuture(error)
             }
         }
         return attempt(0)

@@ -34,6 +34,8 @@ package final class DNSResponder: Sendable {
     let caching: CachingResolver<ContinuousClock>?
     let routing: DNSRouting
     let forwarder: DNSForwarder
+    /// The resolvers of the zones that name their own (`--dns-forward-zone zone=IP:PORT`).
+    let zoneUpstreams: [String: [SocketAddress]]
     let health: IPHealthRegistry?
     let allowed: @Sendable () -> [CIDR]
     let limiter: NIOLockedValueBox<DNSRateLimiter<ContinuousClock.Instant>>?
@@ -56,8 +58,9 @@ package final class DNSResponder: Sendable {
     init(
         caching: CachingResolver<ContinuousClock>?, routing: DNSRouting, forwarder: DNSForwarder, health: IPHealthRegistry?,
         allowed: @escaping @Sendable () -> [CIDR], rateLimit: Int, metrics: DNSMetrics?, negativeTTLCap: Duration, fallback: Bool,
-        forwardCache: ForwardCache<ContinuousClock.Instant>.Limits = .init()
+        forwardCache: ForwardCache<ContinuousClock.Instant>.Limits = .init(), zoneUpstreams: [String: [SocketAddress]] = [:]
     ) {
+        self.zoneUpstreams = zoneUpstreams
         self.forwardCache = NIOLockedValueBox(ForwardCache(limits: forwardCache))
         self.caching = caching
         self.routing = routing
@@ -94,8 +97,8 @@ package final class DNSResponder: Sendable {
         }
         let limit = transport == .udp ? query.udpLimit : 65535
         switch routing.route(query) {
-        case .forward:
-            return forwardReply(query, raw: bytes, transport: transport, on: eventLoop)
+        case .forward(let zone):
+            return forwardReply(query, raw: bytes, transport: transport, zone: zone, on: eventLoop)
         case .cache(let name, let family):
             guard let caching else { return forwardReply(query, raw: bytes, transport: transport, on: eventLoop) }
             if let hit = caching.cached(name) {
@@ -162,13 +165,13 @@ package final class DNSResponder: Sendable {
 
     /// A forwarded question: from the forwarded-answer cache at once when it is fresh there, else
     /// when the upstream answers.
-    private func forwardReply(_ query: DNSQuery, raw: [UInt8], transport: Transport, on eventLoop: any EventLoop) -> Reply {
+    private func forwardReply(_ query: DNSQuery, raw: [UInt8], transport: Transport, zone: String? = nil, on eventLoop: any EventLoop) -> Reply {
         let key = ForwardCache<ContinuousClock.Instant>.Key(query, raw: raw)
         let now = ContinuousClock.now
         if let hit = forwardCache.withLockedValue({ $0.fresh(key, for: query, now: now) }) {
             return .now(finish(query, DNSAnswerBuilder.relay(hit, to: query, limit: Self.limit(query, transport))))
         }
-        return .later(forward(query, raw: raw, key: key, transport: transport, on: eventLoop))
+        return .later(forward(query, raw: raw, key: key, transport: transport, zone: zone, on: eventLoop))
     }
 
     private func forward(_ query: DNSQuery, raw: [UInt8], transport: Transport, on eventLoop: any EventLoop) -> EventLoopFuture<[UInt8]?> {
@@ -182,7 +185,8 @@ package final class DNSResponder: Sendable {
     /// Asks the upstream (or joins the same question in flight), caches what may be cached, and
     /// answers; when no upstream answers, a stale cached answer (RFC 8767) or SERVFAIL.
     private func forward(
-        _ query: DNSQuery, raw: [UInt8], key: ForwardCache<ContinuousClock.Instant>.Key, transport: Transport, on eventLoop: any EventLoop
+        _ query: DNSQuery, raw: [UInt8], key: ForwardCache<ContinuousClock.Instant>.Key, transport: Transport, zone: String? = nil,
+        on eventLoop: any EventLoop
     ) -> EventLoopFuture<[UInt8]?> {
         let limit = Self.limit(query, transport)
         let flight = InFlightKey(key: key, tcp: transport == .tcp)
@@ -205,7 +209,7 @@ package final class DNSResponder: Sendable {
                 }
                 self.inFlight.withLockedValue { $0[flight] = nil }
             }
-            forwarder.forward(raw, tcp: transport == .tcp, on: eventLoop).cascade(to: promise)
+            forwarder.forward(raw, tcp: transport == .tcp, to: zone.flatMap { zoneUpstreams[$0] }, on: eventLoop).cascade(to: promise)
             upstream = promise.futureResult
         }
         return upstream.map { response -> [UInt8]? in

@@ -117,9 +117,19 @@ extension DNSResponder {
         configuration: ProxyConfiguration, caching: CachingResolver<ContinuousClock>?, health: IPHealthRegistry?,
         allowed: @escaping @Sendable () -> [CIDR], metrics: DNSMetrics?, logger: Logger
     ) -> DNSResponder {
-        var configured = configuration.dnsUpstreams.isEmpty ? ResolvConf.nameservers() : configuration.dnsUpstreams
-        if let listen = configuration.dnsListen { configured = ResolvConf.excludingListener(configured, listener: listen) }
-        let upstreams = configured.compactMap { try? SocketAddress(ipAddress: $0.host, port: $0.port) }
+        func usable(_ list: [HostPort]) -> [SocketAddress] {
+            // Never the listener itself: a zone rule must not make it forward to itself.
+            let list = configuration.dnsListen.map { ResolvConf.excludingListener(list, listener: $0) } ?? list
+            return list.compactMap { try? SocketAddress(ipAddress: $0.host, port: $0.port) }
+        }
+        let upstreams = usable(configuration.dnsUpstreams.isEmpty ? ResolvConf.nameservers() : configuration.dnsUpstreams)
+        var zoneUpstreams: [String: [SocketAddress]] = [:]
+        for (zone, list) in configuration.dnsForwardZones.upstreams {
+            zoneUpstreams[zone] = usable(list)
+            if zoneUpstreams[zone]!.isEmpty {
+                logger.warning("a forward zone's only resolver is the DNS listener itself: its names are answered SERVFAIL", metadata: ["zone": "\(zone)"])
+            }
+        }
         if upstreams.isEmpty {
             logger.warning("the DNS listener has no upstream resolvers: forwarded queries are answered SERVFAIL")
         }
@@ -131,7 +141,8 @@ extension DNSResponder {
             negativeTTLCap: configuration.negativeTTL.duration, fallback: configuration.systemFallback,
             forwardCache: .init(
                 capacity: configuration.dnsCacheSize, minTTL: UInt32(clamping: configuration.dnsCacheMinTTL.nanoseconds / 1_000_000_000),
-                maxTTL: UInt32(clamping: configuration.dnsCacheMaxTTL.nanoseconds / 1_000_000_000), staleWindow: configuration.maxStale.duration)
+                maxTTL: UInt32(clamping: configuration.dnsCacheMaxTTL.nanoseconds / 1_000_000_000), staleWindow: configuration.maxStale.duration),
+            zoneUpstreams: zoneUpstreams
         )
     }
 }

@@ -12,16 +12,16 @@ extension ConfigOption {
         doc: "host:port of the DNS listener (UDP and TCP on the same port; port 0 picks one free port for both): A and AAAA answered from the HTTPDNS cache, everything else forwarded; see [DNS listener](#dns-listener). Set at start.")
 
     public static let dnsForwardZone = ConfigOption(
-        name: "dns-forward-zone", valueName: "suffix",
-        help: "Names under this suffix (e.g. cluster.local, svc), and then also single-label names, are forwarded by the DNS listener to the upstream resolvers instead of being answered from HTTPDNS; repeatable or comma-separated",
-        defaultText: "none", expectation: "expected domain suffixes like cluster.local,svc",
+        name: "dns-forward-zone", valueName: "zone[=ip:port]",
+        help: "Names under this suffix (e.g. cluster.local, svc), and then also single-label names, are forwarded by the DNS listener instead of being answered from HTTPDNS: to dns-upstream, or with zone=IP[:PORT] to that zone's own resolvers (several entries per zone are tried in order); repeatable or comma-separated",
+        defaultText: "none", expectation: "expected domain suffixes like cluster.local,svc, each optionally =IP[:PORT]",
         isList: true, isRepeatable: true
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
-        config.dnsForwardZones = try SystemDNSDomains(parsing: items)
+        config.dnsForwardZones = try DNSForwardZones(parsing: items)
     }
     .table(.dnsListeners, .restart, \.dnsForwardZones,
-        example: "cluster.local",
-        doc: "Domain suffixes (`cluster.local`, `svc`) whose names, and then also every single-label name, the DNS listener forwards to `dns-upstream` instead of answering from HTTPDNS (names under `system-dns-domain` are forwarded too). Set at start. Flag repeatable (or comma-separated); env comma-separated; YAML list.")
+        example: "cluster.local=10.96.0.10:53",
+        doc: "Domain suffixes (`cluster.local`, `svc`) whose names, and then also every single-label name, the DNS listener forwards instead of answering from HTTPDNS (names under `system-dns-domain` are forwarded too): a bare zone to `dns-upstream`; `zone=IP` or `zone=IP:PORT` (port 53 by default) to that zone's own resolvers, several entries for one zone tried in order (one that failed waits 30 s behind the others), the most specific zone winning; a resolver that is the listener itself is left out. Set at start. Flag repeatable (or comma-separated); env comma-separated; YAML list.")
 
     public static let dnsUpstream = ConfigOption(
         name: "dns-upstream", valueName: "ip:port",

@@ -38,6 +38,7 @@ extension HostPort: OptionPlaceholder { static var placeholder: HostPort { HostP
 extension AccessLogDestination: OptionPlaceholder { static var placeholder: AccessLogDestination { .off } }
 extension TencentSettings: OptionPlaceholder { static var placeholder: TencentSettings { TencentSettings() } }
 extension SystemDNSDomains: OptionPlaceholder { static var placeholder: SystemDNSDomains { SystemDNSDomains() } }
+extension DNSForwardZones: OptionPlaceholder { static var placeholder: DNSForwardZones { DNSForwardZones() } }
 extension ProviderKind: OptionPlaceholder {}
 extension AlibabaAPI: OptionPlaceholder {}
 extension AlibabaEncryption: OptionPlaceholder {}

@@ -189,7 +189,7 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// The DNS listener's address (`dns-listen`); nil: off (the default).
     public var dnsListen: HostPort?
     /// Names the DNS listener forwards to the upstream resolvers (`dns-forward-zone`). Default: none.
-    public var dnsForwardZones: SystemDNSDomains = .placeholder
+    public var dnsForwardZones: DNSForwardZones = .placeholder
     /// Where the DNS listener forwards (`dns-upstream`); empty: /etc/resolv.conf's nameservers.
     public var dnsUpstreams: [HostPort] = .placeholder
     /// DNS queries per second per client IP (`dns-rate-limit`); 0: no limit. Default 1000.

@@ -58,7 +58,7 @@ import Testing
 
     @Test func routesAddressQuestionsToTheCacheAndTheRestUpstream() throws {
         let routing = DNSRouting(
-            forwardZones: try SystemDNSDomains(parsing: ["cluster.local"]), systemOnly: try SystemDNSDomains(parsing: ["corp.example"]),
+            forwardZones: try DNSForwardZones(parsing: ["cluster.local"]), systemOnly: try SystemDNSDomains(parsing: ["corp.example"]),
             hasCache: true)
         #expect(routing.route(try query("WWW.example.com", type: 1)) == .cache(name: "www.example.com", family: .a))
         #expect(routing.route(try query("www.example.com", type: 28)) == .cache(name: "www.example.com", family: .aaaa))
@@ -67,8 +67,27 @@ import Testing
         #expect(routing.route(try query("kube-dns.kube-system.svc.cluster.local", type: 1)) == .forward)
         #expect(routing.route(try query("git.corp.example", type: 1)) == .forward)
         #expect(routing.route(try query("printer", type: 1)) == .forward)
-        let systemOnly = DNSRouting(forwardZones: SystemDNSDomains(), systemOnly: SystemDNSDomains(), hasCache: false)
+        let systemOnly = DNSRouting(forwardZones: DNSForwardZones(), systemOnly: SystemDNSDomains(), hasCache: false)
         #expect(systemOnly.route(try query("www.example.com", type: 1)) == .forward)
+    }
+
+    /// `zone=IP[:PORT]`: the most specific zone with resolvers of its own takes its names, of any
+    /// type; a bare zone and names outside every zone keep the default upstreams.
+    @Test func zonesWithResolversOfTheirOwnRouteTheirNames() throws {
+        let zones = try DNSForwardZones(parsing: [
+            "cluster.local", "corp.example=10.0.0.53", "corp.example=[fd00::53]:5353", "eu.corp.example=10.1.0.53:53",
+        ])
+        #expect(zones.upstreams["corp.example"] == [HostPort(host: "10.0.0.53", port: 53), HostPort(host: "fd00::53", port: 5353)])
+        #expect(zones.description == "[cluster.local, corp.example=10.0.0.53:53, corp.example=[fd00::53]:5353, eu.corp.example=10.1.0.53:53]")
+        let routing = DNSRouting(forwardZones: zones, systemOnly: SystemDNSDomains(), hasCache: true)
+        #expect(routing.route(try query("git.Corp.Example", type: 1)) == .forward(zone: "corp.example"))
+        #expect(routing.route(try query("db.eu.corp.example", type: 33)) == .forward(zone: "eu.corp.example"))
+        #expect(routing.route(try query("api.svc.cluster.local", type: 1)) == .forward(zone: nil))
+        #expect(routing.route(try query("www.example.com", type: 16)) == .forward(zone: nil))
+        #expect(routing.route(try query("www.example.com", type: 1)) == .cache(name: "www.example.com", family: .a))
+        for bad in ["corp.example=", "corp.example=resolver.corp", "corp.example=10.0.0.53:0", "=10.0.0.53"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try DNSForwardZones(parsing: [bad]) }
+        }
     }
 
     @Test func resolvConfGivesNameserversWithoutTheListenerItself() {

@@ -57,4 +57,28 @@ struct DNSForwardCacheTests {
         #expect(try DNSListenerTests.short(port, "api.svc.cluster.local", "TXT") == ["\"upstream\""])
         #expect(upstream.questions.filter { $0 == "api.svc.cluster.local/16" }.count == 2, "\(upstream.questions)")
     }
+
+    /// `--dns-forward-zone zone=IP:PORT`: each zone's names go to its own resolvers (a dead one
+    /// first in the list is passed over), the rest to `--dns-upstream`.
+    @Test func zonesGoToTheirOwnResolvers() throws {
+        guard ExternalTool.shouldRun("dig", present: DNSListenerTests.dig != nil) else { return }
+        let service = try FakeHTTPDNSService()
+        defer { service.stop() }
+        let cluster = try FakeDNSUpstream()
+        defer { cluster.stop() }
+        let corp = try FakeDNSUpstream(address: [10, 1, 0, 99])
+        defer { corp.stop() }
+        let listener = try DNSListenerTests.launch(
+            service, upstream: cluster,
+            extra: ["--dns-forward-zone", "cluster.local", "--dns-forward-zone", "corp.example=127.0.0.1:9",
+                    "--dns-forward-zone", "corp.example=127.0.0.1:\(corp.port)"])
+        defer { listener.proxy.stop() }
+        let port = listener.port
+        #expect(try DNSListenerTests.short(port, "git.corp.example", "A") == ["10.1.0.99"], listener.proxy.diagnostics)
+        #expect(try DNSListenerTests.short(port, "wiki.Corp.Example", "TXT") == ["\"upstream\""])
+        #expect(try DNSListenerTests.short(port, "kube-dns.kube-system.svc.cluster.local", "A") == ["10.96.0.42"])
+        #expect(Set(corp.questions) == ["git.corp.example/1", "wiki.corp.example/16"], "\(corp.questions)")
+        #expect(cluster.questions == ["kube-dns.kube-system.svc.cluster.local/1"], "\(cluster.questions)")
+        #expect(service.queryCount(for: "git.corp.example") == 0, "a forward zone's names never reach HTTPDNS")
+    }
 }

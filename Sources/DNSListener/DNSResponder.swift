@@ -48,6 +48,8 @@ package final class DNSResponder: Sendable {
     /// joins instead of asking the upstream again (by question and transport: a UDP answer may be
     /// truncated where a TCP client needs the whole).
     let forwardCache: NIOLockedValueBox<ForwardCache<ContinuousClock.Instant>>
+    /// `dns-query-log`: a JSON line per answer; nil when off.
+    let queryLog: DNSQueryLog?
     private let inFlight = NIOLockedValueBox<[InFlightKey: EventLoopFuture<[UInt8]>]>([:])
 
     struct InFlightKey: Hashable {
@@ -58,8 +60,10 @@ package final class DNSResponder: Sendable {
     init(
         caching: CachingResolver<ContinuousClock>?, routing: DNSRouting, forwarder: DNSForwarder, health: IPHealthRegistry?,
         allowed: @escaping @Sendable () -> [CIDR], rateLimit: Int, metrics: DNSMetrics?, negativeTTLCap: Duration, fallback: Bool,
-        forwardCache: ForwardCache<ContinuousClock.Instant>.Limits = .init(), zoneUpstreams: [String: [SocketAddress]] = [:]
+        forwardCache: ForwardCache<ContinuousClock.Instant>.Limits = .init(), zoneUpstreams: [String: [SocketAddress]] = [:],
+        queryLog: DNSQueryLog? = nil
     ) {
+        self.queryLog = queryLog
         self.zoneUpstreams = zoneUpstreams
         self.forwardCache = NIOLockedValueBox(ForwardCache(limits: forwardCache))
         self.caching = caching
@@ -81,6 +85,7 @@ package final class DNSResponder: Sendable {
     }
 
     func respond(_ bytes: [UInt8], from client: SocketAddress?, transport: Transport, on eventLoop: any EventLoop) -> Reply {
+        let asked = Asked(client: client, transport: transport, started: queryLog == nil ? .uptimeNanoseconds(0) : .now())
         let query: DNSQuery
         do {
             query = try DNSQuery.parse(bytes)
@@ -93,31 +98,33 @@ package final class DNSResponder: Sendable {
             }
         }
         guard isAllowed(client), admit(client) else {
-            return .now(finish(query, DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.refused)))
+            return .now(finish(query, DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.refused), .refused, asked))
         }
         let limit = transport == .udp ? query.udpLimit : 65535
         switch routing.route(query) {
         case .forward(let zone):
-            return forwardReply(query, raw: bytes, transport: transport, zone: zone, on: eventLoop)
+            return forwardReply(query, raw: bytes, asked: asked, zone: zone, on: eventLoop)
         case .cache(let name, let family):
-            guard let caching else { return forwardReply(query, raw: bytes, transport: transport, on: eventLoop) }
+            guard let caching else { return forwardReply(query, raw: bytes, asked: asked, on: eventLoop) }
             if let hit = caching.cached(name) {
-                return .now(finish(query, answer(query, hit: hit, family: family, limit: limit)))
+                let source: DNSAnswerSource = if case .stale = hit { .stale } else { .cache }
+                return .now(finish(query, answer(query, hit: hit, family: family, limit: limit), source, asked))
             }
             let promise = eventLoop.makePromise(of: [UInt8]?.self)
             promise.completeWithTask {
                 do throws(ResolveFailure) {
                     let (answer, source) = try await caching.resolve(name)
                     let ttl = source == .stale ? Self.staleTTL(of: answer) : UInt32(clamping: answer.ttl.components.seconds)
-                    return self.finish(query, self.addresses(query, answer, family: family, ttl: ttl, limit: limit))
+                    return self.finish(
+                        query, self.addresses(query, answer, family: family, ttl: ttl, limit: limit), source == .stale ? .stale : .httpdns, asked)
                 } catch let failure {
                     if failure.isCacheable {
-                        return self.finish(query, self.negative(query, failure))
+                        return self.finish(query, self.negative(query, failure), .httpdns, asked)
                     }
                     if self.fallback {
-                        return try await self.forward(query, raw: bytes, transport: transport, on: eventLoop).get()
+                        return try await self.forward(query, raw: bytes, asked: asked, on: eventLoop).get()
                     }
-                    return self.finish(query, DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.servFail))
+                    return self.finish(query, DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.servFail), .httpdns, asked)
                 }
             }
             return .later(promise.futureResult)
@@ -165,29 +172,33 @@ package final class DNSResponder: Sendable {
 
     /// A forwarded question: from the forwarded-answer cache at once when it is fresh there, else
     /// when the upstream answers.
-    private func forwardReply(_ query: DNSQuery, raw: [UInt8], transport: Transport, zone: String? = nil, on eventLoop: any EventLoop) -> Reply {
+    private func forwardReply(_ query: DNSQuery, raw: [UInt8], asked: Asked, zone: String? = nil, on eventLoop: any EventLoop) -> Reply {
+        let transport = asked.transport
         let key = ForwardCache<ContinuousClock.Instant>.Key(query, raw: raw)
         let now = ContinuousClock.now
         if let hit = forwardCache.withLockedValue({ $0.fresh(key, for: query, now: now) }) {
-            return .now(finish(query, DNSAnswerBuilder.relay(hit, to: query, limit: Self.limit(query, transport))))
+            return .now(finish(query, DNSAnswerBuilder.relay(hit, to: query, limit: Self.limit(query, transport)), .forwardCache, asked))
         }
-        return .later(forward(query, raw: raw, key: key, transport: transport, zone: zone, on: eventLoop))
+        return .later(forward(query, raw: raw, key: key, asked: asked, zone: zone, on: eventLoop))
     }
 
-    private func forward(_ query: DNSQuery, raw: [UInt8], transport: Transport, on eventLoop: any EventLoop) -> EventLoopFuture<[UInt8]?> {
+    private func forward(_ query: DNSQuery, raw: [UInt8], asked: Asked, on eventLoop: any EventLoop) -> EventLoopFuture<[UInt8]?> {
+        let transport = asked.transport
         let key = ForwardCache<ContinuousClock.Instant>.Key(query, raw: raw)
         if let hit = forwardCache.withLockedValue({ $0.fresh(key, for: query, now: .now) }) {
-            return eventLoop.makeSucceededFuture(finish(query, DNSAnswerBuilder.relay(hit, to: query, limit: Self.limit(query, transport))))
+            return eventLoop.makeSucceededFuture(
+                finish(query, DNSAnswerBuilder.relay(hit, to: query, limit: Self.limit(query, transport)), .forwardCache, asked))
         }
-        return forward(query, raw: raw, key: key, transport: transport, on: eventLoop)
+        return forward(query, raw: raw, key: key, asked: asked, on: eventLoop)
     }
 
     /// Asks the upstream (or joins the same question in flight), caches what may be cached, and
     /// answers; when no upstream answers, a stale cached answer (RFC 8767) or SERVFAIL.
     private func forward(
-        _ query: DNSQuery, raw: [UInt8], key: ForwardCache<ContinuousClock.Instant>.Key, transport: Transport, zone: String? = nil,
+        _ query: DNSQuery, raw: [UInt8], key: ForwardCache<ContinuousClock.Instant>.Key, asked: Asked, zone: String? = nil,
         on eventLoop: any EventLoop
     ) -> EventLoopFuture<[UInt8]?> {
+        let transport = asked.transport
         let limit = Self.limit(query, transport)
         let flight = InFlightKey(key: key, tcp: transport == .tcp)
         // Claimed under the lock, started outside it: a forward can fail at once, and its
@@ -215,11 +226,13 @@ package final class DNSResponder: Sendable {
         return upstream.map { response -> [UInt8]? in
             // Served from the entry when it was cached: the question in this client's letter case.
             let cached = self.forwardCache.withLockedValue { $0.fresh(key, for: query, now: .now) }
-            return self.finish(query, DNSAnswerBuilder.relay(cached ?? response, to: query, limit: limit))
+            return self.finish(query, DNSAnswerBuilder.relay(cached ?? response, to: query, limit: limit), .forward, asked)
         }.recover { _ in
             let stale = self.forwardCache.withLockedValue { $0.stale(key, for: query, now: .now, staleTTL: Self.staleTTL) }
-            guard let stale else { return self.finish(query, DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.servFail)) }
-            return self.finish(query, DNSAnswerBuilder.relay(stale, to: query, limit: limit))
+            guard let stale else {
+                return self.finish(query, DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.servFail), .forward, asked)
+            }
+            return self.finish(query, DNSAnswerBuilder.relay(stale, to: query, limit: limit), .forwardStale, asked)
         }
     }
 
@@ -239,9 +252,10 @@ package final class DNSResponder: Sendable {
         forwardCache.withLockedValue { $0.purge(name) }
     }
 
-    /// Counts the answer (its type and RCODE) and hands it back.
-    private func finish(_ query: DNSQuery, _ answer: [UInt8]) -> [UInt8] {
+    /// Counts the answer (its type and RCODE), logs it (`dns-query-log`) and hands it back.
+    private func finish(_ query: DNSQuery, _ answer: [UInt8], _ source: DNSAnswerSource, _ asked: Asked) -> [UInt8] {
         if let metrics, answer.count >= 4 { metrics.answered(type: query.type, rcode: answer[3] & 0x0F) }
+        if let queryLog { queryLog.record(query, answer: answer, source: source, asked: asked) }
         return answer
     }
 }

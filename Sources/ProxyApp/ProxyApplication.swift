@@ -64,6 +64,8 @@ package struct ProxyApplication: Sendable {
     package let resolvers: ResolverStack
     package let proxy: ProxyServer
     package let reloader: ConfigurationReloader
+    /// The log files SIGUSR1 and SIGHUP reopen besides the access log (`dns-query-log`).
+    package let logFiles: [AccessLogWriter]
     /// In start order.
     package let services: [any Service]
 
@@ -102,7 +104,10 @@ package struct ProxyApplication: Sendable {
             audit?.networkDidChange()
             prober?.networkDidChange()
         }
-        let dnsResponder = Self.dnsResponder(configuration, proxy: proxy, resolvers: resolvers, metrics: metrics, logger: logger)
+        // The query log is opened with the listeners it logs (StartupCheck vetted its path).
+        let queryLog = (configuration.dnsListen != nil || configuration.dohListen != nil)
+            ? (try? AccessLogWriter(target: configuration.dnsQueryLog)).map(DNSQueryLog.init(writer:)) : nil
+        let dnsResponder = Self.dnsResponder(configuration, proxy: proxy, resolvers: resolvers, metrics: metrics, queryLog: queryLog, logger: logger)
         if let admin = configuration.adminListen {
             let backend = ApplicationAdminBackend(
                 proxy: proxy, stack: resolvers, metrics: metrics, audit: audit,
@@ -121,6 +126,7 @@ package struct ProxyApplication: Sendable {
         self.resolvers = resolvers
         self.proxy = proxy
         self.reloader = reloader
+        self.logFiles = queryLog.map { [$0.writer] } ?? []
         self.services = services
     }
 
@@ -167,12 +173,13 @@ extension ProxyApplication {
     /// `--dns-listen` and `--doh-listen` share one responder (one rate limit per client, one set
     /// of counters, one forwarded-answer cache); nil without either.
     static func dnsResponder(
-        _ configuration: ProxyConfiguration, proxy: ProxyServer, resolvers: ResolverStack, metrics: Metrics?, logger: Logger
+        _ configuration: ProxyConfiguration, proxy: ProxyServer, resolvers: ResolverStack, metrics: Metrics?, queryLog: DNSQueryLog?,
+        logger: Logger
     ) -> DNSResponder? {
         guard configuration.dnsListen != nil || configuration.dohListen != nil else { return nil }
         return DNSResponder.make(
             configuration: configuration, caching: resolvers.caching, health: proxy.ipHealth,
-            allowed: { proxy.allowedClients }, metrics: metrics.map { _ in DNSMetrics() }, logger: logger)
+            allowed: { proxy.allowedClients }, metrics: metrics.map { _ in DNSMetrics() }, queryLog: queryLog, logger: logger)
     }
 
     static func dnsListeners(

@@ -30,7 +30,8 @@ package enum StartupCheck {
             return ProxyServerSetupError.tls(error).description
         }
         if let problem = resolverCAProblem(configuration.resolverCAFile) { return problem }
-        return AccessLogWriter.problem(target: configuration.accessLog).map { "\($0) (check --access-log)" }
+        if let problem = AccessLogWriter.problem(target: configuration.accessLog) { return "\(problem) (check --access-log)" }
+        return AccessLogWriter.problem(target: configuration.dnsQueryLog).map { "\($0) (check --dns-query-log)" }
     }
 
     /// libcurl reads `--resolver-ca-file` only at the first query and then fails every query

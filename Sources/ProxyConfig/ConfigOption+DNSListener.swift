@@ -54,6 +54,17 @@ extension ConfigOption {
         example: "500",
         doc: "DNS queries per second one client IP may send to the DNS listener, with bursts of as many again; beyond it the answer is REFUSED. 0 turns the limit off. Set at start.")
 
+    public static let dnsQueryLog = ConfigOption(
+        name: "dns-query-log", valueName: "stdout|off|path",
+        help: "A JSON line per answer of the DNS and DoH listeners (client, name, type, rcode, source, time): stdout, off, or a file path containing '/'",
+        defaultText: "off", expectation: "expected stdout, off, or a file path containing '/'"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.dnsQueryLog = try AccessLogDestination(parsing: single(items))
+    }
+    .table(.dnsListeners, .restart, \.dnsQueryLog,
+        example: "/var/log/httpdns-proxy/queries.log",
+        doc: "The DNS and DoH listeners' query log: one JSON line per answer with `ts`, `client`, `transport`, `name`, `type`, `rcode`, `answers`, `source` (`cache`, `stale`, `httpdns`, `forward`, `forward-cache`, `forward-stale`, `refused`) and `ms`. `stdout`, `off`, or a file path containing `/`; a file is opened again with the access log on SIGUSR1 and SIGHUP. Set at start.")
+
     public static let dnsCacheSize = ConfigOption(
         name: "dns-cache-size", valueName: "count",
         help: "Forwarded answers the DNS listener keeps (every type; 0 turns the forward cache off)",

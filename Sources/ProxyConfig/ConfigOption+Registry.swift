@@ -21,7 +21,7 @@ extension ConfigOption {
         poolMaxIdle, poolIdleTimeout, shutdownGrace, via, threads,
         compareSystemDNS, compareRate, probeDomains,
         transparentListen, transparentFallback, transparentPeekTimeout, transparentHelloTimeout, outboundMark,
-        dnsListen, dnsForwardZone, dnsUpstream, dnsRateLimit, dnsCacheSize, dnsCacheMinTTL, dnsCacheMaxTTL, dohListen, dohToken, fallbackProvider, fallbackResolverURL, fallbackResolverIP,
+        dnsListen, dnsForwardZone, dnsUpstream, dnsRateLimit, dnsQueryLog, dnsCacheSize, dnsCacheMinTTL, dnsCacheMaxTTL, dohListen, dohToken, fallbackProvider, fallbackResolverURL, fallbackResolverIP,
     ]
 
     static let durationExpectation = "expected a duration like 500ms, 3s, 1.5s, 5m or 1h (a bare number means seconds)"

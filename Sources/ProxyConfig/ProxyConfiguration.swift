@@ -194,6 +194,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var dnsUpstreams: [HostPort] = .placeholder
     /// DNS queries per second per client IP (`dns-rate-limit`); 0: no limit. Default 1000.
     public var dnsRateLimit: Int = .placeholder
+    /// Where the DNS listener's query log goes (`off` by default).
+    public var dnsQueryLog: AccessLogDestination = .placeholder
     /// Forwarded answers the DNS listener caches at most (0: none).
     public var dnsCacheSize: Int = .placeholder
     /// Floor and cap of a forwarded answer's time in the cache.

@@ -67,7 +67,8 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         var services = application.services
-        services.append(SignalService(signals: signals, reloader: application.reloader, accessLog: accessLog, systemd: systemd, logger: logger))
+        services.append(
+            SignalService(signals: signals, reloader: application.reloader, accessLog: accessLog, otherLogs: application.logFiles, systemd: systemd, logger: logger))
         if systemd.socketPath != nil { services.append(SystemdStoppingService(notifier: systemd)) }
         logger.info(
             "starting",

@@ -31,6 +31,8 @@ struct SignalService: Service {
     let signals: UnixSignalsSequence
     let reloader: ConfigurationReloader
     let accessLog: AccessLogWriter
+    /// Other logs reopened with the access log (`dns-query-log`).
+    var otherLogs: [AccessLogWriter] = []
     let systemd: SystemdNotifier
     let logger: Logger
 
@@ -53,12 +55,16 @@ struct SignalService: Service {
     }
 
     private func reopen(trigger: String) {
-        guard let path = accessLog.path else { return }
-        do {
-            try accessLog.reopen()
-            logger.info("access log reopened", metadata: ["trigger": "\(trigger)", "path": "\(path)"])
-        } catch {
-            logger.error("access log not reopened; still writing to the file open before", metadata: ["trigger": "\(trigger)", "error": "\(error)"])
+        for (index, log) in ([accessLog] + otherLogs).enumerated() {
+            guard let path = log.path else { continue }
+            let name = index == 0 ? "access log" : "query log"
+            do {
+                try log.reopen()
+                logger.info("\(name) reopened", metadata: ["trigger": "\(trigger)", "path": "\(path)"])
+            } catch {
+                logger.error(
+                    "\(name) not reopened; still writing to the file open before", metadata: ["trigger": "\(trigger)", "path": "\(path)", "error": "\(error)"])
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import HTTPDNSTestSupport
 import Testing
 
@@ -81,4 +82,54 @@ struct DNSForwardCacheTests {
         #expect(cluster.questions == ["kube-dns.kube-system.svc.cluster.local/1"], "\(cluster.questions)")
         #expect(service.queryCount(for: "git.corp.example") == 0, "a forward zone's names never reach HTTPDNS")
     }
+
+    /// `--dns-query-log`: a JSON line per answer saying where it came from; reopened on SIGUSR1.
+    @Test func theQueryLogSaysWhereEachAnswerCameFrom() throws {
+        guard ExternalTool.shouldRun("dig", present: DNSListenerTests.dig != nil) else { return }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-qlog-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("queries.log").path
+        let service = try FakeHTTPDNSService()
+        defer { service.stop() }
+        service.set("origin.test", .init(ipv4: ["192.0.2.10"], ttl: 300))
+        let upstream = try FakeDNSUpstream()
+        defer { upstream.stop() }
+        let listener = try DNSListenerTests.launch(
+            service, upstream: upstream, extra: ["--dns-forward-zone", "cluster.local", "--dns-query-log", path, "--allow-client", "127.0.0.1/32"])
+        defer { listener.proxy.stop() }
+        let port = listener.port
+        _ = try DNSListenerTests.short(port, "origin.test", "A")
+        _ = try DNSListenerTests.short(port, "origin.test", "A")
+        _ = try DNSListenerTests.short(port, "api.svc.cluster.local", "TXT")
+        _ = try DNSListenerTests.dig(port, ["+tcp", "+short", "api.svc.cluster.local", "TXT"])
+        _ = try DNSListenerTests.dig(port, ["origin.test", "A"], source: "127.0.0.9")
+
+        func lines(_ path: String, count: Int) throws -> [[String: Any]] {
+            var parsed: [[String: Any]] = []
+            for _ in 0..<200 {
+                let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+                parsed = text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                if parsed.count >= count { break }
+                usleep(5_000)  // polls for the lines: the writer flushes at the end of the answering loop's tick
+            }
+            return parsed
+        }
+        let logged = try lines(path, count: 5)
+        #expect(logged.map { $0["source"] as? String ?? "?" } == ["httpdns", "cache", "forward", "forward-cache", "refused"], "\(logged)")
+        #expect(logged.map { $0["rcode"] as? String ?? "?" } == ["NOERROR", "NOERROR", "NOERROR", "NOERROR", "REFUSED"])
+        #expect(logged.map { $0["type"] as? String ?? "?" } == ["A", "A", "TXT", "TXT", "A"])
+        #expect(logged.map { $0["transport"] as? String ?? "?" } == ["udp", "udp", "udp", "tcp", "udp"])
+        #expect(logged[0]["name"] as? String == "origin.test" && logged[0]["answers"] as? Int == 1)
+        #expect((logged[4]["client"] as? String)?.hasPrefix("127.0.0.9:") == true, "\(logged[4])")
+        #expect(logged.allSatisfy { ($0["ms"] as? Double).map { $0 >= 0 } == true && ($0["ts"] as? String)?.hasSuffix("Z") == true })
+
+        // Rotation: moved away, SIGUSR1, the next answer goes to a new file at the path.
+        try FileManager.default.moveItem(atPath: path, toPath: path + ".1")
+        listener.proxy.signal(SIGUSR1)
+        #expect(listener.proxy.waitForLog(where: { $0["message"] as? String == "query log reopened" }) != nil, listener.proxy.diagnostics)
+        _ = try DNSListenerTests.short(port, "origin.test", "A")
+        #expect(try lines(path, count: 1).first?["source"] as? String == "cache")
+    }
 }
+

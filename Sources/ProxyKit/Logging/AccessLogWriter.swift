@@ -76,6 +76,23 @@ package final class AccessLogWriter: Sendable {
         }
     }
 
+    /// A JSON line of another kind than an access record (the DNS listener's query log), built by
+    /// `fields` after the `ts` field, through the same per-loop buffers, rotation and flushing.
+    package func writeJSON(_ fields: (inout LogLine) -> Void) {
+        guard fd != nil else { return }
+        let buffer = MultiThreadedEventLoopGroup.currentEventLoop == nil ? LineBuffer(format: .json) : threadBuffer()
+        let (first, full) = buffer.lock.withLock { () -> (Bool, Bool) in
+            let wasEmpty = buffer.bytes.isEmpty
+            buffer.appendJSON(fields)
+            return (wasEmpty, buffer.bytes.count >= Self.flushThreshold)
+        }
+        if full || MultiThreadedEventLoopGroup.currentEventLoop == nil {
+            drain(buffer)
+        } else if first, let loop = MultiThreadedEventLoopGroup.currentEventLoop {
+            loop.execute(buffer.drainTask(self))
+        }
+    }
+
     /// Log rotation (SIGUSR1, SIGHUP): writes what is buffered to the file open now, then opens
     /// the path again, creating it if it was moved away, and puts the new file in place of the old
     /// one under the same descriptor (dup2), so no line is written in between or lost. Nothing to do
@@ -205,6 +222,20 @@ final class LineBuffer: @unchecked Sendable {
         return made
     }
 
+    /// Call with `lock` held: `{"ts":"…"` then `fields`, then `}`.
+    func appendJSON(_ fields: (inout LogLine) -> Void) {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var line = LogLine(line: JSONLine(bytes: bytes))
+        bytes = []
+        line.line.raw("{\"ts\":\"")
+        line.line.bytes.append(contentsOf: clock.stamp(ts))
+        line.line.raw("\"")
+        fields(&line)
+        line.line.raw("}\n")
+        bytes = line.line.bytes
+    }
+
     /// Call with `lock` held.
     func append(_ record: AccessLogRecord) {
         var ts = timespec()
@@ -304,5 +335,28 @@ package enum Timestamp {
         clock_gettime(CLOCK_REALTIME, &ts)
         var cache = TimestampCache()
         return String(decoding: cache.stamp(ts), as: UTF8.self)
+    }
+}
+
+/// The fields of a JSON log line other than an access record's (`AccessLogWriter.writeJSON`).
+package struct LogLine {
+    var line: JSONLine
+
+    /// `,"key":"value"` (escaped), or `null` for nil.
+    package mutating func string(_ key: StaticString, _ value: String?) {
+        line.string(key, value)
+    }
+
+    /// `,"key":123`.
+    package mutating func number(_ key: StaticString, _ value: Int) {
+        line.raw(",\"")
+        line.raw(key)
+        line.raw("\":")
+        line.decimal(value)
+    }
+
+    /// `,"key":1.234` (milliseconds with three decimals), or `null`.
+    package mutating func milliseconds(_ key: StaticString, _ value: Double?) {
+        line.milliseconds(key, value)
     }
 }

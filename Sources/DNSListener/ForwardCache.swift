@@ -8,8 +8,8 @@ import HTTPDNS
 ///   (NXDOMAIN, NODATA) for min(SOA TTL, SOA MINIMUM) (RFC 2308 §5; `maxTTL` caps it, no floor
 ///   stretches it), not at all without an SOA;
 ///   SERVFAIL briefly (`ForwardedResponse.servFailTTL`); truncated answers and other RCODEs never.
-/// - Key: the question (name in lowercase), the DO and CD bits, and the EDNS client subnet when
-///   the query carries one: answers that differ by those never mix.
+/// - Key: the question (name in lowercase), whether the query has EDNS, the DO and CD bits, and
+///   the EDNS client subnet when the query carries one: answers that differ by those never mix.
 /// - Served with the query's ID, its RD bit and its letter case in the question, and each TTL
 ///   lowered by the time the answer has spent here; after its TTL an entry is kept `staleWindow`
 ///   (`max-stale`) longer for serve-stale (RFC 8767), used only when the upstream does not answer.
@@ -19,13 +19,16 @@ struct ForwardCache<Instant: InstantProtocol>: Sendable where Instant.Duration =
     struct Key: Hashable, Sendable {
         /// The question's name in wire form, lowercased, then its type and class.
         var question: [UInt8]
+        /// The query has an OPT record: the answer carries one only then (RFC 6891 §7).
+        var edns: Bool
         var dnssecOK: Bool
         var checkingDisabled: Bool
         /// The EDNS0 client-subnet option's data (RFC 7871), when the query has one.
         var clientSubnet: [UInt8]?
 
-        init(question: [UInt8], dnssecOK: Bool, checkingDisabled: Bool, clientSubnet: [UInt8]?) {
+        init(question: [UInt8], edns: Bool, dnssecOK: Bool, checkingDisabled: Bool, clientSubnet: [UInt8]?) {
             self.question = question
+            self.edns = edns
             self.dnssecOK = dnssecOK
             self.checkingDisabled = checkingDisabled
             self.clientSubnet = clientSubnet
@@ -36,7 +39,7 @@ struct ForwardCache<Instant: InstantProtocol>: Sendable where Instant.Duration =
             var question = query.question
             for index in 0..<max(0, question.count - 4) { question[index] = ForwardedResponse.lower(question[index]) }
             self.init(
-                question: question, dnssecOK: query.edns?.dnssecOK ?? false, checkingDisabled: query.flags & 0x0010 != 0,
+                question: question, edns: query.edns != nil, dnssecOK: query.edns?.dnssecOK ?? false, checkingDisabled: query.flags & 0x0010 != 0,
                 clientSubnet: query.edns == nil ? nil : ForwardCache.clientSubnet(in: raw, questionEnd: 12 + query.question.count))
         }
     }

@@ -1,4 +1,4 @@
-// The --bytes floor (bench/pinned.py's `nio-byte-relay` target): what a forward path costs on
+// The --bytes floor (bench/bench pinned's `nio-byte-relay` target): what a forward path costs on
 // SwiftNIO when HTTP/1 heads are parsed by a scanner of its own instead of NIOHTTP1, the design
 // docs/benchmarks.md names as the way to issue 22's CPU goal. One handler per side, no NIOAny
 // per part, no String or HTTPHeaders per field: the head is scanned once, the outgoing head is

@@ -49,7 +49,7 @@ if [ "$mode" = "--with-test-tools" ]; then
   command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
   # strace counts the proxy's accept() calls while descriptors are exhausted.
   command -v strace >/dev/null 2>&1 || missing+=(strace)
-  # shellcheck checks every shell script under bench/ and scripts/.
+  # Every shell script under bench/ and scripts/ is checked with shellcheck.
   command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
   # The DNS listener's tests query it with dig (dnsutils) and dnspython; its benchmark loads it with

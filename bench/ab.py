@@ -288,8 +288,9 @@ class AB:
         variants = [("4,600 fields + 14k-token Connection", 4600, 14000),
                     ("250 fields + 14k-token Connection", 250, 14000),
                     ("250 fields + 1-token Connection", 250, 1)]
-        log("hostile heads: %d per binary and variant, %d round(s)" % (a.hostile_reps, a.hostile_rounds))
-        for rnd in range(1, a.hostile_rounds + 1):
+        if a.hostile_reps:
+            log("hostile heads: %d per binary and variant, %d round(s)" % (a.hostile_reps, a.hostile_rounds))
+        for rnd in range(1, a.hostile_rounds + 1 if a.hostile_reps else 1):
             order = ["head", "base"] if rnd % 2 == 0 else ["base", "head"]
             for variant, fields, tokens in variants:
                 for t in order:
@@ -319,7 +320,8 @@ def add_arguments(p):
                    help="skip the rows with the access log on (stdout to /dev/null); use it when "
                         "--base-args/--head-args set --access-log themselves")
     p.add_argument("--no-64k", dest="with_64k", action="store_false", help="skip the 64 KiB keep-alive rows")
-    p.add_argument("--hostile-reps", type=int, default=20, help="hostile heads per binary and variant (default 20)")
+    p.add_argument("--hostile-reps", type=int, default=20, help="hostile heads per binary and variant (default 20; "
+                   "0: none)")
     p.add_argument("--hostile-rounds", type=int, default=3, help="rounds of hostile heads (default 3)")
     add_output_arguments(p, "ab")
     p.set_defaults(max_seconds=900)
@@ -341,8 +343,8 @@ def main(args):
         raise Fail("--base-args/--head-args: %s" % e) from None
     if not 2 <= args.duration <= 120 or not 1 <= args.rounds <= 10:
         raise Fail("--duration must be 2..120 seconds and --rounds 1..10")
-    if args.hostile_reps > 1000 or args.hostile_rounds > 10:
-        raise Fail("--hostile-reps ≤ 1000, --hostile-rounds ≤ 10")
+    if not 0 <= args.hostile_reps <= 1000 or not 1 <= args.hostile_rounds <= 10:
+        raise Fail("--hostile-reps 0..1000, --hostile-rounds 1..10")
     require_tools(["nginx", "wrk", "curl"], services=["nginx"])
     raise_nofile()
     record = Run(args, "ab", ["nginx", "wrk", "curl"])

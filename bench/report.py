@@ -46,7 +46,13 @@ def render(doc):
     kind = doc["kind"]
     if kind not in RENDERERS:
         raise SystemExit("no renderer for results of kind %r" % kind)
-    return provenance(doc) + "\n\n" + RENDERERS[kind](doc)
+    try:
+        body = RENDERERS[kind](doc)
+    except (KeyError, IndexError, TypeError, ZeroDivisionError):
+        if doc.get("complete", True):
+            raise
+        body = "(no figures: the run ended before it had them)"
+    return provenance(doc) + "\n\n" + body
 
 
 def render_name(name, results=RESULTS):
@@ -62,8 +68,16 @@ def blocks(text):
     return [(m.group(2), m.group(3)) for m in BLOCK.finditer(text)]
 
 
-def rewrite(text, results=RESULTS):
-    return BLOCK.sub(lambda m: m.group(1) + render_name(m.group(2), results) + "\n" + m.group(4), text)
+def rewrite(text, results=RESULTS, missing=None):
+    """The document with every block rendered from its JSON; blocks without one stay as they are
+    (their names are added to `missing`)."""
+    def block(m):
+        if not (Path(results) / ("%s.json" % m.group(2))).is_file():
+            if missing is not None:
+                missing.append(m.group(2))
+            return m.group(0)
+        return m.group(1) + render_name(m.group(2), results) + "\n" + m.group(4)
+    return BLOCK.sub(block, text)
 
 
 def check(results=RESULTS, files=None):
@@ -105,13 +119,16 @@ def main(args):
         print("every table block in README.md and docs/*.md matches bench/results")
         return 0
     if args.update:
+        missing = []
         for path in docs_files():
             text = path.read_text()
-            new = rewrite(text, args.results)
+            new = rewrite(text, args.results, missing)
             if new != text:
                 path.write_text(new)
                 print("updated %s" % relpath(path))
-        return 0
+        for name in missing:
+            print("no results for table %s (%s/%s.json)" % (name, relpath(args.results), name))
+        return 1 if missing else 0
     names = args.names or sorted(p.stem for p in Path(args.results).glob("*.json"))
     for i, name in enumerate(names):
         if i:

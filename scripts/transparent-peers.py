@@ -16,7 +16,7 @@
                                       holds the connection until the peer closes or RELEASE exists
   banner HOST PORT                    reads the banner without sending first
 
-  For bench/transparent.sh:
+  For bench/bench transparent:
   sink IP PORT                        accepts and holds connections, discarding what they send
   hold HOST PORT NAME COUNT RELEASE   opens COUNT connections, each sending a ClientHello for NAME,
                                       prints "held COUNT", keeps them open until RELEASE exists

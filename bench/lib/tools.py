@@ -149,6 +149,11 @@ def revision_of(binary):
 
 
 def working_tree_revision():
-    res = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty", "--abbrev=12"],
-                         capture_output=True, text=True)
-    return res.stdout.strip() or None
+    """HEAD, with -dirty when what the binary is built from (Sources/, Package.swift) differs."""
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+    if not head:
+        return None
+    changed = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "Sources", "Package.swift"],
+                             capture_output=True, text=True).stdout.strip()
+    return head + ("-dirty" if changed else "")

@@ -296,7 +296,8 @@ let package = Package(
                 )
             ]
         ),
-        // `swift run -c release resolver-bench`: cached and cold resolution figures for docs/benchmarks.md.
+        // Benchmarks: targets of this package, not products, so `package` access reaches what they
+        // measure. resolver-bench: the cache and resolver figures (bench/bench run --scenarios resolver).
         .executableTarget(
             name: "resolver-bench",
             dependencies: [
@@ -311,7 +312,7 @@ let package = Package(
             path: "Benchmarks/ResolverBench"
         ),
         // The floor under any SwiftNIO forward path: a byte relay that parses nothing
-        // (bench/pinned.py --floor measures it beside the proxy and nginx).
+        // (bench/bench pinned --floor measures it beside the proxy and nginx).
         .executableTarget(
             name: "nio-floor",
             dependencies: [

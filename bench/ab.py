@@ -1,97 +1,52 @@
-#!/usr/bin/env python3
-"""Before/after CPU per request of two httpdns-proxy binaries, measured in one run.
+"""Before/after: CPU per request of two httpdns-proxy binaries (or one binary with two flag
+sets), measured in one run -- the rule for changes on the request path. Loopback only.
 
-Started by bench/ab.sh; loopback only. Starts nginx (1 KiB and 64 KiB files), the fake
-HTTPDNS service (bench/fake_httpdns.py) and both proxies (plus one of each with the access
-log on, written to /dev/null), then:
+Starts nginx (1 KiB and 64 KiB files), the fake HTTPDNS service and both proxies (plus one of
+each with the access log on, written to /dev/null), then:
 
-  (base and head may be the same binary with different flags: --base-args / --head-args are
-  appended to each side's command line, after the harness's own flags, so they override them;
-  --proxy-user USER:PASS makes every request to a proxy carry Proxy-Authorization: Basic.)
-
-  keep-alive  rounds of wrk -t2 -c64 (bench/absolute.lua, absolute-form GET through a proxy;
-              origin.test resolved by the fake HTTPDNS service) against direct nginx, base and
-              head; base and head alternate, and which of them goes first rotates each round.
-              Proxy CPU per request = utime+stime delta of the proxy's process tree / requests.
+  keep-alive  rounds of wrk -t2 -c64 (absolute-form GET through a proxy; origin.test resolved by
+              the fake HTTPDNS service) against direct nginx, base and head; base and head
+              alternate, and which of them goes first rotates each round. Proxy CPU per request
+              = utime+stime delta of the proxy's process tree / requests (and the same from
+              per-thread schedstat, at nanosecond resolution).
   hostile     request heads of ~65 KB (a 14,000-token Connection field and thousands of short
               fields) sent over raw loopback sockets, a new connection each; proxy CPU seconds
               per head for base and head.
 
-Medians of the rounds go to a markdown table (stdout and --out/ab-results.md) and JSON
-(--out/ab-results.json). Every process it starts runs in its own process group, is listed in
-WORKDIR/pids (ab.sh's EXIT trap stops them too) and is stopped when this script ends.
+--base-args / --head-args are appended to each side's command line (after the harness's own
+flags, so they override them); --proxy-user USER:PASS makes every request to a proxy carry
+Proxy-Authorization: Basic (a proxy without authentication strips it).
 """
-import argparse
 import base64
-import datetime
-import json
 import os
-import platform
 import re
 import shlex
 import socket
-import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from harness import (nginx_conf, Fail, Processes, clean_env, free_port, log, process_tree, tail,
-                     tree_cpu_split, wait_port)
-
-BENCH_DIR = Path(__file__).resolve().parent
-REPO = BENCH_DIR.parent
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+from .lib.peers import fake_httpdns_argv, httpdns_proxy_json_args, nginx_argv, nginx_conf
+from .lib.proc import Fail, Processes, free_port, log, run, session
+from .lib.procfs import tree_cpu_split, tree_sched_ns
+from .lib.results import Run, add_output_arguments, fmt_num, median, relpath
+from .lib.tools import raise_nofile, require_tools, revision_of
+from .lib.wrk import script, wrk
 
 # name -> (binary key, access log on)
 PROXIES = {"base": ("base", False), "head": ("head", False),
            "base+log": ("base", True), "head+log": ("head", True)}
 
 
-def proxy_env():
-    # no HTTPDNS_PROXY_* from the caller's environment: both binaries get only the flags below
-    env = clean_env()
-    return {k: v for k, v in env.items() if not k.startswith("HTTPDNS_PROXY_")}
-
-
-def tree_sched_ns(pid):
-    """On-CPU nanoseconds (schedstat, every thread) of a process tree: finer than clock ticks.
-    Threads that exit between two samples are not counted (the event-loop threads stay)."""
-    total = 0
-    for p in process_tree(pid):
-        try:
-            tids = os.listdir("/proc/%d/task" % p)
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                total += int(Path("/proc/%d/task/%s/schedstat" % (p, tid)).read_text().split()[0])
-            except (OSError, ValueError, IndexError):
-                pass
-    return total
-
-
-def med(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
-
-
-def fmt(v, digits=0):
-    if v is None:
-        return "—"
-    return "{:,.{d}f}".format(v, d=digits)
-
-
-def ratio(a, b, digits=3):
+def ratio(a, b):
     if a is None or b is None or b == 0:
         return "—"
-    return "%.*f" % (digits, a / b)
+    return "%.3f" % (a / b)
 
 
 class AB:
-    def __init__(self, args):
+    def __init__(self, args, workdir):
         self.args = args
-        self.workdir = Path(args.workdir)
+        self.workdir = Path(workdir)
         self.out = Path(args.out)
         self.logs = self.out / "ab-logs"
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -106,16 +61,9 @@ class AB:
                      if args.proxy_user else "")
         self.results = {"keepalive": [], "hostile": []}
 
-    def run(self, argv, timeout, env=None, check=True):
-        try:
-            res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                                 env=clean_env(env))
-        except subprocess.TimeoutExpired:
-            raise Fail("%s did not finish within %d s" % (argv[0], timeout))
-        if check and res.returncode != 0:
-            raise Fail("%s failed (status %d): %s" % (" ".join(argv), res.returncode,
-                                                      (res.stderr or res.stdout)[-800:]))
-        return res
+    @staticmethod
+    def run(argv, timeout, env=None, check=True):
+        return run(argv, timeout, env=env, check=check)
 
     # ---------------------------------------------------------------- servers
     def start_origin(self):
@@ -127,23 +75,21 @@ class AB:
         for p in (self.workdir, d, www):
             os.chmod(p, 0o755)
         port = self.ports["nginx"] = free_port()
-        # Same origin as harness.py, plus header buffers large enough that the hostile heads a
+        # Same origin as bench run's, plus header buffers large enough that the hostile heads a
         # proxy forwards are answered by nginx (200) instead of refused for size (400).
         (d / "nginx.conf").write_text(nginx_conf(d, f"""    server {{
         listen 127.0.0.1:{port} backlog=4096;
         root {www};
     }}
 """, http_extra="    large_client_header_buffers 8 128k;\n"))
-        self.procs.start("nginx", ["nginx", "-p", str(d), "-e", str(d / "error.log"),
-                                   "-c", str(d / "nginx.conf")], self.logs / "nginx.log")
-        wait_port(self.procs, "nginx", port)
+        self.procs.start("nginx", nginx_argv(d), self.logs / "nginx.log")
+        self.procs.wait_port("nginx", port)
         log("nginx on 127.0.0.1:%d" % port)
 
     def start_fake_httpdns(self):
         port = self.ports["httpdns"] = free_port()
-        self.procs.start("fake-httpdns", [sys.executable, str(BENCH_DIR / "fake_httpdns.py"),
-                                          "--port", str(port)], self.logs / "fake-httpdns.log")
-        wait_port(self.procs, "fake-httpdns", port)
+        self.procs.start("fake-httpdns", fake_httpdns_argv(port), self.logs / "fake-httpdns.log")
+        self.procs.wait_port("fake-httpdns", port)
         log("fake HTTPDNS on 127.0.0.1:%d" % port)
 
     def start_proxy(self, name):
@@ -152,9 +98,7 @@ class AB:
         admin = free_port()
         argv = [self.bins[key], "--listen", "127.0.0.1:%d" % port,
                 "--admin-listen", "127.0.0.1:%d" % admin,
-                "--provider", "json",
-                "--resolver-url", "http://localhost:%d/resolve" % self.ports["httpdns"],
-                "--resolver-ip", "127.0.0.1", "--system-fallback", "false",
+                *httpdns_proxy_json_args(self.ports["httpdns"]),
                 "--allow-destination", "127.0.0.0/8",
                 "--connect-ports", str(self.ports["nginx"]),
                 "--access-log", "stdout" if access_log else "off", "--log-level", "warning"]
@@ -163,16 +107,10 @@ class AB:
         (self.logs / ("%s.argv" % name.replace("+", "-"))).write_text(shlex.join(argv) + "\n")
         # stdout is the access log only (whichever flags turned it on): /dev/null, so a log on
         # costs formatting and a write, never disk space; stderr (logs) to the log file
-        out = open(logpath, "ab")
-        devnull = open(os.devnull, "wb")
-        proc = subprocess.Popen(argv, stdout=devnull, stderr=out,
-                                stdin=subprocess.DEVNULL, start_new_session=True, env=proxy_env())
-        out.close()
-        devnull.close()
-        self.procs.procs[name] = (proc, logpath)
-        self.procs._write()
-        wait_port(self.procs, name, port)
-        log("%-8s on 127.0.0.1:%d (%s%s)" % (name, port, os.path.relpath(self.bins[key], REPO),
+        with open(os.devnull, "wb") as devnull:
+            self.procs.start(name, argv, logpath, stdout=devnull)
+        self.procs.wait_port(name, port)
+        log("%-8s on 127.0.0.1:%d (%s%s)" % (name, port, relpath(self.bins[key]),
                                              (" " + shlex.join(self.extra[key])) if self.extra[key] else ""))
 
     # ---------------------------------------------------------------- wire
@@ -198,7 +136,7 @@ class AB:
     def wrk(self, target, path, duration, record=True, rnd=None):
         url, req_target, host, _ = self.request_for(target, path)
         argv = ["wrk", "-t2", "-c64", "-d%ds" % duration, "--latency", "--timeout", "5s",
-                "-s", str(BENCH_DIR / "absolute.lua"), url]
+                "-s", script("absolute.lua"), url]
         pid = self.procs.pid(target) if target != "direct" else None
         if pid:
             self.procs.check_alive(target)
@@ -207,13 +145,9 @@ class AB:
             env["BENCH_PROXY_AUTHORIZATION"] = self.auth
         split0 = tree_cpu_split(pid) if pid else (0.0, 0.0)
         ns0 = tree_sched_ns(pid) if pid else 0
-        res = self.run(argv, duration + 30, env=env)
+        r = wrk(argv, env, duration + 30)
         split1 = tree_cpu_split(pid) if pid else (0.0, 0.0)
         ns1 = tree_sched_ns(pid) if pid else 0
-        m = re.search(r"^BENCH_JSON (.*)$", res.stdout, re.M)
-        if not m:
-            raise Fail("wrk printed no result: " + res.stdout[-500:] + res.stderr[-500:])
-        r = json.loads(m.group(1))
         secs = r["duration_us"] / 1e6
         e = r["errors"]
         n = max(1, r["requests"])
@@ -231,7 +165,7 @@ class AB:
             self.results["keepalive"].append(out)
         log("  r%s %-9s %-4s %9.0f req/s  %s µs CPU/req  p99 %.2f ms  errors %d%s"
             % (rnd if rnd is not None else "-", target, path, out["rps"],
-               fmt(out.get("cpu_us_per_req"), 1), out["p99_ms"], out["errors"],
+               fmt_num(out.get("cpu_us_per_req"), 1), out["p99_ms"], out["errors"],
                "" if record else "  (warm-up)"))
         return out
 
@@ -354,8 +288,9 @@ class AB:
         variants = [("4,600 fields + 14k-token Connection", 4600, 14000),
                     ("250 fields + 14k-token Connection", 250, 14000),
                     ("250 fields + 1-token Connection", 250, 1)]
-        log("hostile heads: %d per binary and variant, %d round(s)" % (a.hostile_reps, a.hostile_rounds))
-        for rnd in range(1, a.hostile_rounds + 1):
+        if a.hostile_reps:
+            log("hostile heads: %d per binary and variant, %d round(s)" % (a.hostile_reps, a.hostile_rounds))
+        for rnd in range(1, a.hostile_rounds + 1 if a.hostile_reps else 1):
             order = ["head", "base"] if rnd % 2 == 0 else ["base", "head"]
             for variant, fields, tokens in variants:
                 for t in order:
@@ -365,39 +300,102 @@ class AB:
             self.sanity(t)
 
 
-def markdown(results, meta):
-    a = meta["args"]
-    L = []
-    L.append("# httpdns-proxy before/after (one run)")
-    L.append("")
-    L.append("- base: `%s` (%s), head: `%s` (%s)" % (a["base_bin"], a.get("base_rev") or "?",
-                                                      a["head_bin"], a.get("head_rev") or "?"))
-    if a.get("base_args") or a.get("head_args"):
-        L.append("- extra proxy arguments: base `%s`, head `%s`"
-                 % (a.get("base_args") or "(none)", a.get("head_args") or "(none)"))
-    if a.get("proxy_user"):
-        L.append("- every request to a proxy (wrk, curl, hostile heads) carries "
-                 "`Proxy-Authorization: Basic …` (--proxy-user)")
-    L.append("- command: `%s`; started %s; %s s; %s" % (meta["command"], meta["started"],
-                                                        meta["seconds"], meta["machine"]))
-    L.append("- wrk -t2 -c64 -d%ds, keep-alive, absolute-form GET through each proxy "
-             "(origin.test via the fake HTTPDNS service); medians of %d rounds; base and head "
-             "alternate, the first of them rotates each round. CPU = utime+stime of the proxy's "
-             "process tree (/proc/PID/stat) ÷ requests; `sched` = the same from per-thread "
-             "schedstat (ns resolution)." % (a["duration"], a["rounds"]))
-    if not meta["complete"]:
-        L.append("- **incomplete run** (see the log)")
-    L.append("")
+# ----------------------------------------------------------------------------- command line
+def add_arguments(p):
+    p.add_argument("--base-bin", required=True, metavar="PATH", help="the before httpdns-proxy binary")
+    p.add_argument("--head-bin", required=True, metavar="PATH",
+                   help="the after binary (may be the same as --base-bin when --base-args/--head-args differ)")
+    p.add_argument("--base-args", default="", metavar='"ARGS"',
+                   help="extra proxy arguments for base, as shell words, after the harness's own flags "
+                        "(a flag given again overrides)")
+    p.add_argument("--head-args", default="", metavar='"ARGS"', help="the same for head")
+    p.add_argument("--base-label", default="base", help="base's name in the table (default base)")
+    p.add_argument("--head-label", default="head", help="head's name in the table (default head)")
+    p.add_argument("--proxy-user", default="", metavar="USER:PASS",
+                   help="every request to a proxy carries Proxy-Authorization: Basic base64(USER:PASS), on "
+                        "both sides; the password is not written to the results")
+    p.add_argument("--rounds", type=int, default=3, help="wrk rounds; medians are reported (default 3)")
+    p.add_argument("--duration", type=int, default=10, help="seconds of each wrk run (2..120, default 10)")
+    p.add_argument("--no-access-log", dest="access_log", action="store_false",
+                   help="skip the rows with the access log on (stdout to /dev/null); use it when "
+                        "--base-args/--head-args set --access-log themselves")
+    p.add_argument("--no-64k", dest="with_64k", action="store_false", help="skip the 64 KiB keep-alive rows")
+    p.add_argument("--hostile-reps", type=int, default=20, help="hostile heads per binary and variant (default 20; "
+                   "0: none)")
+    p.add_argument("--hostile-rounds", type=int, default=3, help="rounds of hostile heads (default 3)")
+    add_output_arguments(p, "ab")
+    p.set_defaults(max_seconds=900)
+
+
+def main(args):
+    for b in (args.base_bin, args.head_bin):
+        if not os.access(b, os.X_OK):
+            raise Fail("not an executable: %s" % b)
+    if os.path.samefile(args.base_bin, args.head_bin) and args.base_args == args.head_args:
+        raise Fail("base and head are the same binary with the same arguments: nothing to compare "
+                   "(--base-args/--head-args)")
+    if args.proxy_user and ":" not in args.proxy_user:
+        raise Fail("--proxy-user must be USER:PASS")
+    try:
+        shlex.split(args.base_args)
+        shlex.split(args.head_args)
+    except ValueError as e:
+        raise Fail("--base-args/--head-args: %s" % e) from None
+    if not 2 <= args.duration <= 120 or not 1 <= args.rounds <= 10:
+        raise Fail("--duration must be 2..120 seconds and --rounds 1..10")
+    if not 0 <= args.hostile_reps <= 1000 or not 1 <= args.hostile_rounds <= 10:
+        raise Fail("--hostile-reps 0..1000, --hostile-rounds 1..10")
+    require_tools(["nginx", "wrk", "curl"], services=["nginx"])
+    raise_nofile()
+    record = Run(args, "ab", ["nginx", "wrk", "curl"])
+    params = {k: v for k, v in vars(args).items()
+              if k in ("rounds", "duration", "access_log", "with_64k", "hostile_reps", "hostile_rounds",
+                       "base_args", "head_args", "base_label", "head_label")}
+    for k in ("base", "head"):
+        b = getattr(args, "%s_bin" % k)
+        params["%s_rev" % k] = revision_of(b)
+        params["%s_bin" % k] = relpath(os.path.abspath(b))
+    if args.proxy_user:  # the password stays out of the results
+        params["proxy_user"] = args.proxy_user.split(":", 1)[0] + ":***"
+        record.doc["command"] = re.sub(r"(--proxy-user[ =])\S+", r"\1USER:***", record.doc["command"])
+    record.doc["parameters"] = params
+    record.doc["revision"] = params["head_rev"]
+    complete, error = False, None
+    with session(args.max_seconds, "httpdns-ab-") as workdir:
+        ab = AB(args, workdir)
+        try:
+            ab.main()
+            complete = True
+        except Fail as e:
+            log("FAILED: %s" % e)
+            error = str(e)
+        finally:
+            ab.procs.stop_all()
+    record.results.update(ab.results)
+    record.finish(complete, error)
+    from . import report
+    print(report.render(record.doc))
+    return 0 if complete else 1
+
+
+# ----------------------------------------------------------------------------- tables
+def render(doc):
+    a = doc["parameters"]
+    results = doc["results"]
+    labels = {"base": a.get("base_label", "base"), "head": a.get("head_label", "head")}
+    labels["base+log"] = labels["base"] + ", access log on"
+    labels["head+log"] = labels["head"] + ", access log on"
     ka = results["keepalive"]
 
     def rows(target, path):
         return [r for r in ka if r["target"] == target and r["path"] == path]
 
     def m(target, path, key):
-        return med([r.get(key) for r in rows(target, path)])
+        return median([r.get(key) for r in rows(target, path)])
 
-    L.append("| target | size | req/s (median) | ÷ direct | CPU µs/request (median) | head ÷ base CPU | sched µs/req | of which sys µs/req | p99 ms | errors |")
-    L.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    lines = ["| target | size | req/s | ÷ direct | CPU µs/request | %s ÷ %s CPU | of which kernel µs | p99 ms | "
+             "errors |" % (labels["head"], labels["base"]),
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for path in ("/1k", "/64k"):
         d = m("direct", path, "rps")
         if d is None:
@@ -406,45 +404,27 @@ def markdown(results, meta):
             if not rows(t, path):
                 continue
             cpu = m(t, path, "cpu_us_per_req")
-            r = "—"
-            if t.startswith("head"):
-                r = ratio(cpu, m(t.replace("head", "base"), path, "cpu_us_per_req"))
-            label = {"base+log": "base, access log on", "head+log": "head, access log on"}.get(t, t)
-            L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |"
-                     % (label, path.strip("/").replace("k", " KiB"), fmt(m(t, path, "rps")),
-                        ratio(m(t, path, "rps"), d), fmt(cpu, 1), r,
-                        fmt(m(t, path, "sched_us_per_req"), 1), fmt(m(t, path, "sys_us_per_req"), 1),
-                        fmt(m(t, path, "p99_ms"), 2), sum(x["errors"] for x in rows(t, path))))
-    L.append("")
-    L.append("Per round:")
-    L.append("")
-    L.append("| round | target | size | req/s | CPU µs/request | sched µs/req | errors |")
-    L.append("| --- | --- | --- | --- | --- | --- | --- |")
-    for r in ka:
-        L.append("| %s | %s | %s | %s | %s | %s | %d |"
-                 % (r["round"], r["target"], r["path"].strip("/").replace("k", " KiB"),
-                    fmt(r["rps"]), fmt(r.get("cpu_us_per_req"), 1),
-                    fmt(r.get("sched_us_per_req"), 1), r["errors"]))
-    hs = results["hostile"]
+            r = ratio(cpu, m(t.replace("head", "base"), path, "cpu_us_per_req")) if t.startswith("head") else "—"
+            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %d |"
+                         % (labels.get(t, t), path.strip("/").replace("k", " KiB"), fmt_num(m(t, path, "rps")),
+                            ratio(m(t, path, "rps"), d), fmt_num(cpu, 1), r, fmt_num(m(t, path, "sys_us_per_req"), 1),
+                            fmt_num(m(t, path, "p99_ms"), 2), sum(x["errors"] for x in rows(t, path))))
+    hs = results.get("hostile") or []
     if hs:
-        L.append("")
-        L.append("Hostile request heads: `GET http://origin.test:PORT/1k`, `Host`, one `Connection: "
-                 "a,a,…` field, N × `X-N: v`; %d heads per binary and variant, a new loopback "
-                 "connection each, answer read until complete, closed or 5 s. CPU s/head = "
-                 "utime+stime delta ÷ heads (clock ticks of %.0f ms: a delta below one tick "
-                 "reads as 0); `sched` = per-thread schedstat." % (hs[0]["reps"], 1000 / CLK_TCK))
-        L.append("")
-        L.append("| variant | head bytes | base answer | head answer | base CPU s/head | head CPU s/head | head ÷ base | base sched s/head | head sched s/head | head ÷ base (sched) | base wall s/head | head wall s/head |")
-        L.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        lines += ["", "| hostile head (%d per binary, %d rounds) | bytes | %s answer | %s answer | %s CPU s/head | "
+                  "%s CPU s/head | %s ÷ %s |" % (hs[0]["reps"], len({h["round"] for h in hs}), labels["base"],
+                                                labels["head"], labels["base"], labels["head"], labels["head"],
+                                                labels["base"]),
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
         variants = []
         for h in hs:
             if h["variant"] not in variants:
                 variants.append(h["variant"])
         for v in variants:
-            def hm(t, key):
-                return med([h[key] for h in hs if h["variant"] == v and h["target"] == t])
+            def hm(t, key, v=v):
+                return median([h[key] for h in hs if h["variant"] == v and h["target"] == t])
 
-            def ans(t):
+            def ans(t, v=v):
                 agg = {}
                 for h in hs:
                     if h["variant"] == v and h["target"] == t:
@@ -452,95 +432,8 @@ def markdown(results, meta):
                             agg[k] = agg.get(k, 0) + n
                 return ", ".join("%s×%d" % (k, n) for k, n in sorted(agg.items()))
             nbytes = next(h["head_bytes"] for h in hs if h["variant"] == v)
-            L.append("| %s | %s | %s | %s | %.4f | %.4f | %s | %.5f | %.5f | %s | %.4f | %.4f |"
-                     % (v, fmt(nbytes), ans("base"), ans("head"),
-                        hm("base", "cpu_s_per_head"), hm("head", "cpu_s_per_head"),
-                        ratio(hm("head", "cpu_s_per_head"), hm("base", "cpu_s_per_head")),
-                        hm("base", "sched_s_per_head"), hm("head", "sched_s_per_head"),
-                        ratio(hm("head", "sched_s_per_head"), hm("base", "sched_s_per_head")),
-                        hm("base", "wall_s_per_head"), hm("head", "wall_s_per_head")))
-        if len({h["round"] for h in hs}) > 1:
-            L.append("")
-            L.append("(medians of %d hostile rounds; per round:)" % len({h["round"] for h in hs}))
-            L.append("")
-            L.append("| round | variant | target | CPU s/head | sched s/head |")
-            L.append("| --- | --- | --- | --- | --- |")
-            for h in hs:
-                L.append("| %d | %s | %s | %.4f | %.5f |" % (h["round"], h["variant"], h["target"],
-                                                           h["cpu_s_per_head"], h["sched_s_per_head"]))
-    return "\n".join(L)
-
-
-def git_rev_of(binary):
-    """The .ab-rev file ab.sh-style snapshots carry next to Package.swift, if any."""
-    p = Path(binary).resolve()
-    for parent in p.parents:
-        f = parent / ".ab-rev"
-        if f.is_file():
-            return f.read_text().strip()[:12]
-        if (parent / "Package.swift").is_file():
-            break
-    return None
-
-
-def main():
-    ap = argparse.ArgumentParser(description="base/head CPU per request (use bench/ab.sh)")
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--out", default=str(BENCH_DIR / "out"))
-    ap.add_argument("--base-bin", required=True)
-    ap.add_argument("--head-bin", required=True)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--duration", type=int, default=10)
-    ap.add_argument("--access-log", action=argparse.BooleanOptionalAction, default=True)
-    ap.add_argument("--with-64k", action=argparse.BooleanOptionalAction, default=True)
-    ap.add_argument("--hostile-reps", type=int, default=20)
-    ap.add_argument("--hostile-rounds", type=int, default=3)
-    ap.add_argument("--base-args", default="", help="extra proxy arguments for base (shell words)")
-    ap.add_argument("--head-args", default="", help="extra proxy arguments for head (shell words)")
-    ap.add_argument("--proxy-user", default="", help="USER:PASS: send Proxy-Authorization: Basic")
-    ap.add_argument("--command", default="")
-    args = ap.parse_args()
-    ab = AB(args)
-    started = datetime.datetime.now(datetime.timezone.utc)
-    t0 = time.monotonic()
-
-    def on_signal(signum, _frame):
-        raise Fail("interrupted by signal %d" % signum)
-    import signal
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    status = 0
-    try:
-        ab.main()
-    except Fail as e:
-        log("FAILED: %s" % e)
-        status = 1
-    finally:
-        ab.procs.stop_all()
-    meta = {"started": started.isoformat(timespec="seconds"),
-            "seconds": round(time.monotonic() - t0, 1), "command": args.command,
-            "machine": "%s, %d CPUs, kernel %s" % (platform.machine(), os.cpu_count(),
-                                                   platform.release()),
-            "complete": status == 0,
-            "args": {k: v for k, v in vars(args).items() if k not in ("workdir", "out", "command")}}
-    if args.proxy_user:  # the password stays out of the results
-        meta["args"]["proxy_user"] = args.proxy_user.split(":", 1)[0] + ":***"
-        meta["command"] = re.sub(r"(--proxy-user[ =])\S+", r"\1USER:***", meta["command"])
-    for k in ("base", "head"):
-        b = meta["args"]["%s_bin" % k]
-        meta["args"]["%s_rev" % k] = git_rev_of(b)
-        meta["args"]["%s_bin" % k] = os.path.relpath(os.path.abspath(b), REPO)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "ab-results.json").write_text(json.dumps({"meta": meta, "results": ab.results},
-                                                    indent=2) + "\n")
-    table = markdown(ab.results, meta)
-    (out / "ab-results.md").write_text(table + "\n")
-    print(table)
-    log("%s in %.0f s; %s" % ("done" if status == 0 else "incomplete run", meta["seconds"],
-                              os.path.relpath(out / "ab-results.md", REPO)))
-    return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+            lines.append("| %s | %s | %s | %s | %.5f | %.5f | %s |"
+                         % (v, fmt_num(nbytes), ans("base"), ans("head"), hm("base", "sched_s_per_head"),
+                            hm("head", "sched_s_per_head"),
+                            ratio(hm("head", "sched_s_per_head"), hm("base", "sched_s_per_head"))))
+    return "\n".join(lines)

@@ -1,7 +1,8 @@
-#!/usr/bin/env python3
 """Summarise a `perf record -g` profile of httpdns-proxy by where the time goes.
 
-    perf_summary.py PERF_DATA            (runs perf script, demangles with `swift demangle`)
+    bench/bench perf-summary PERF_DATA     (runs perf script, demangles with `swift demangle`)
+
+`bench/bench run --profile` writes one for each profile it records.
 
 Each sample is put in one bucket: kernel samples by the system call that led there, user samples
 by the first matching frame of their call stack (buckets are tried in order, so an inner concern
@@ -12,7 +13,6 @@ import collections
 import re
 import shutil
 import subprocess
-import sys
 
 USER_BUCKETS = [
     ("timers: schedule/cancel per request", ["scheduleTask", "Scheduled.cancel", "ScheduledTask",
@@ -33,7 +33,7 @@ USER_BUCKETS = [
 
 
 def frames_of(sample):
-    lines = [l.strip() for l in sample.strip().split("\n")]
+    lines = [line.strip() for line in sample.strip().split("\n")]
     return lines[0] if lines else "", lines[1:]
 
 
@@ -42,10 +42,9 @@ def symbol(frame):
     return re.sub(r"\+0x[0-9a-f]+", "", frame.rsplit(" (", 1)[0])
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    script = subprocess.run(["perf", "script", "-i", sys.argv[1]], capture_output=True, text=True,
+def summarize(perf_data):
+    """The summary of one perf.data file, as text."""
+    script = subprocess.run(["perf", "script", "-i", str(perf_data)], capture_output=True, text=True,
                             timeout=600).stdout
     if shutil.which("swift"):
         dm = subprocess.run(["swift", "demangle", "--simplified"], input=script,
@@ -84,16 +83,20 @@ def main():
         else:
             buckets["user: other"] += 1
     if not total:
-        sys.exit("no samples")
-    print("%d samples, %.1f %% in the kernel" % (total, 100 * kernel / total))
-    print()
+        return "no samples\n"
+    out = ["%d samples, %.1f %% in the kernel" % (total, 100 * kernel / total), ""]
     for name, n in buckets.most_common():
-        print("%5.1f %%  %s" % (100 * n / total, name))
-    print()
-    print("hottest user-space leaf functions:")
+        out.append("%5.1f %%  %s" % (100 * n / total, name))
+    out += ["", "hottest user-space leaf functions:"]
     for name, n in leaves.most_common(25):
-        print("%5.1f %%  %s" % (100 * n / total, name))
+        out.append("%5.1f %%  %s" % (100 * n / total, name))
+    return "\n".join(out) + "\n"
 
 
-if __name__ == "__main__":
-    main()
+def add_arguments(p):
+    p.add_argument("perf_data", metavar="PERF_DATA", help="a perf.data file of `perf record -g -p PID`")
+
+
+def main(args):
+    print(summarize(args.perf_data), end="")
+    return 0

@@ -1,89 +1,58 @@
-#!/usr/bin/env python3
-"""Soak test of httpdns-proxy (started by bench/soak.sh; loopback only; not run by CI).
+"""Soak test: the proxy leaks neither memory nor descriptors under a long, mixed and hostile
+load. Loopback only; the load is bounded in count and time; not run by CI.
 
-Starts the origins (nginx: a keep-alive server, one that closes after every response, one
-that closes after 5 requests or 2 s idle; bench/soak_peers.py: an origin that resets before
-answering or mid-body, and a TCP echo service for tunnels), the fake HTTPDNS service
-(bench/fake_httpdns.py, every name -> 127.0.0.1, TTL 2 s) and the proxy with short idle
-timeouts and --max-ttl 2s (so refreshes reach the flapping service). Then:
+Starts the origins (nginx: a keep-alive server, one that closes after every response, one that
+closes after 5 requests or 2 s idle; bench/peers/soak_peers.py: an origin that resets before
+answering or mid-body, and a TCP echo service for tunnels), the fake HTTPDNS service (every name
+-> 127.0.0.1, TTL 2 s) and the proxy with short idle timeouts and --max-ttl 2s (so refreshes reach
+the flapping service). Then:
 
   warm-up   one short round of every load below (resolves every name, fills pools)
   settle    idle until the descriptors are stable; baseline = median of 5 samples
-  load      rounds of wrk mixes in parallel (bench/soak.lua), until --requests is reached
-            and the --tunnels CONNECT tunnels are done, while bench/soak_peers.py runs slow
-            readers, clients that vanish mid-response / mid-request, requests to an origin
-            that resets, and the tunnels; the fake HTTPDNS service is stopped and started
-            again every few seconds the whole time
+  load      rounds of wrk mixes in parallel (bench/peers/soak.lua), until --requests is reached
+            and the --tunnels CONNECT tunnels are done, while soak_peers.py runs slow readers,
+            clients that vanish mid-response / mid-request, requests to an origin that resets,
+            and the tunnels; the fake HTTPDNS service is stopped and started again every few
+            seconds the whole time
   drain     idle until the descriptors are back near the baseline (bounded);
             after = median of 5 samples
 
 RSS (VmRSS) and open descriptors of the proxy are sampled every second into
-OUT/soak-samples.csv; OUT/soak.png plots them with the phases; OUT/soak-results.md and .json
-hold the table. Pass: no unexpected client-visible error, RSS after <= baseline x 1.10 and
-descriptors after within 16 of the baseline. Exit status 0 pass, 1 fail or incomplete.
+OUT/soak-samples.csv; OUT/soak.png plots them with the phases. Pass: no unexpected
+client-visible error, RSS after <= baseline x 1.10 and descriptors after within 16 of the
+baseline. Exit status 0 pass, 1 fail or incomplete.
 """
 import argparse
 import base64
 import csv
-import datetime
 import json
 import os
-import platform
 import random
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
 from pathlib import Path
 
-from harness import (nginx_conf, Fail, Processes, clean_env, free_port, log, status_field, tail, wait_port)
+from .lib.peers import fake_httpdns_argv, httpdns_proxy_json_args, nginx_argv, nginx_conf
+from .lib.proc import REPO, Fail, LockedProcesses, clean_env, free_port, log, peer, session, tail
+from .lib.procfs import count_fds, status_field
+from .lib.results import Run, add_output_arguments, load, relpath
+from .lib.results import fmt_num as fmt
+from .lib.tools import add_binary_arguments, proxy_binary, raise_nofile, require_tools
+from .lib.wrk import parse, script
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO = BENCH_DIR.parent
 NAMES = ["origin.test", "close.test", "short.test", "reset.test", "echo.test"]
 
 
-class LockedProcesses(Processes):
-    """Processes, safe to use from the flapper thread and the main thread at once."""
-
-    def __init__(self, workdir):
-        super().__init__(workdir)
-        self.lock = threading.RLock()
-
-    def start(self, *a, **kw):
-        with self.lock:
-            return super().start(*a, **kw)
-
-    def stop(self, *a, **kw):
-        with self.lock:
-            return super().stop(*a, **kw)
-
-    def _write(self):
-        with self.lock:
-            return super()._write()
-
-
-def count_fds(pid):
-    try:
-        return len(os.listdir("/proc/%d/fd" % pid))
-    except OSError:
-        return None
-
-
-def fmt(v, digits=0):
-    if v is None:
-        return "—"
-    return "{:,.{d}f}".format(v, d=digits)
-
-
 class Soak:
-    def __init__(self, args):
+    def __init__(self, args, workdir):
         self.args = args
-        self.workdir = Path(args.workdir)
+        self.workdir = Path(workdir)
         self.out = Path(args.out)
         self.logs = self.out / "soak-logs"
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -159,33 +128,27 @@ class Soak:
         {common}
     }}
 """))
-        self.procs.start("nginx", ["nginx", "-p", str(d), "-e", str(d / "error.log"),
-                                   "-c", str(d / "nginx.conf")], self.logs / "nginx.log")
+        self.procs.start("nginx", nginx_argv(d), self.logs / "nginx.log")
         for k in ("nginx", "nginx-close", "nginx-short"):
-            wait_port(self.procs, "nginx", self.ports[k])
+            self.procs.wait_port("nginx", self.ports[k])
         log("nginx on 127.0.0.1:%d (keep-alive), :%d (closes), :%d (short keep-alive)"
             % (self.ports["nginx"], self.ports["nginx-close"], self.ports["nginx-short"]))
 
     def start_peers(self):
         self.ports["reset"], self.ports["echo"] = free_port(), free_port()
-        self.procs.start("peers", [sys.executable, str(BENCH_DIR / "soak_peers.py"), "servers",
-                                   "--reset-port", str(self.ports["reset"]),
-                                   "--echo-port", str(self.ports["echo"])],
-                         self.logs / "peers.log")
-        wait_port(self.procs, "peers", self.ports["reset"])
-        wait_port(self.procs, "peers", self.ports["echo"])
+        self.procs.start("peers", peer("soak_peers", "servers", "--reset-port", self.ports["reset"],
+                                       "--echo-port", self.ports["echo"]), self.logs / "peers.log")
+        self.procs.wait_port("peers", self.ports["reset"])
+        self.procs.wait_port("peers", self.ports["echo"])
         log("resetting origin on 127.0.0.1:%d, echo on 127.0.0.1:%d"
             % (self.ports["reset"], self.ports["echo"]))
 
     def start_dns(self):
         if "httpdns" not in self.ports:
             self.ports["httpdns"] = free_port()
-        argv = [sys.executable, str(BENCH_DIR / "fake_httpdns.py"), "--port",
-                str(self.ports["httpdns"]), "--ttl", "2"]
-        for name in NAMES[1:]:
-            argv += ["--name", "%s=127.0.0.1" % name]
+        argv = fake_httpdns_argv(self.ports["httpdns"], 2, ["%s=127.0.0.1" % name for name in NAMES[1:]])
         self.procs.start("fake-httpdns", argv, self.logs / "fake-httpdns.log")
-        wait_port(self.procs, "fake-httpdns", self.ports["httpdns"])
+        self.procs.wait_port("fake-httpdns", self.ports["httpdns"])
         self.dns_up = True
         self.dns_events.append((self.now(), True))
 
@@ -205,9 +168,7 @@ class Soak:
         self.ports["proxy"], self.ports["admin"] = free_port(), free_port()
         argv = [a.bin, "--listen", "127.0.0.1:%d" % self.ports["proxy"],
                 "--admin-listen", "127.0.0.1:%d" % self.ports["admin"],
-                "--provider", "json",
-                "--resolver-url", "http://localhost:%d/resolve" % self.ports["httpdns"],
-                "--resolver-ip", "127.0.0.1", "--system-fallback", "false",
+                *httpdns_proxy_json_args(self.ports["httpdns"]),
                 "--resolver-timeout", "1s", "--max-ttl", "2s",
                 "--allow-destination", "127.0.0.0/8",
                 "--connect-ports", str(self.ports["echo"]),
@@ -216,18 +177,9 @@ class Soak:
                 "--tunnel-idle-timeout", "30s", "--upstream-timeout", "30s",
                 "--header-timeout", "10s",
                 "--access-log", "off", "--log-level", "warning"] + a.proxy_args
-        self.proxy_argv = argv
-        # no HTTPDNS_PROXY_* from the caller's environment: only the flags above
-        env = {k: v for k, v in clean_env().items() if not k.startswith("HTTPDNS_PROXY_")}
-        logpath = self.logs / "proxy.log"
-        with self.procs.lock:
-            out = open(logpath, "ab")
-            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=out,
-                                    stdin=subprocess.DEVNULL, start_new_session=True, env=env)
-            out.close()
-            self.procs.procs["proxy"] = (proc, logpath)
-            self.procs._write()
-        wait_port(self.procs, "proxy", self.ports["proxy"])
+        self.proxy_argv = [relpath(argv[0])] + argv[1:]
+        proc = self.procs.start("proxy", argv, self.logs / "proxy.log", stdout=subprocess.DEVNULL)
+        self.procs.wait_port("proxy", self.ports["proxy"])
         self.proxy_pid = proc.pid
         log("proxy on 127.0.0.1:%d, admin :%d (pid %d)" % (self.ports["proxy"], self.ports["admin"],
                                                           proc.pid))
@@ -326,7 +278,7 @@ class Soak:
             logpath = self.logs / ("wrk-%d.log" % k)
             logpath.write_text("")
             argv = ["wrk", "-t1", "-c%d" % conns, "-d%ds" % seconds, "--timeout", "10s",
-                    "-s", str(BENCH_DIR / "soak.lua"), "http://127.0.0.1:%d" % self.ports["proxy"]]
+                    "-s", script("soak.lua"), "http://127.0.0.1:%d" % self.ports["proxy"]]
             proc = self.procs.start(name, argv, logpath, env=dict(env, **auth))
             runs.append((name, label, expected, proc, logpath))
         end = time.monotonic() + seconds + 30
@@ -336,13 +288,13 @@ class Soak:
                 proc.wait(max(1, end - time.monotonic()))
             except subprocess.TimeoutExpired:
                 self.procs.stop(name)
-                raise Fail("wrk (%s) did not finish in time" % label)
+                raise Fail("wrk (%s) did not finish in time" % label) from None
             self.procs.stop(name)
             text = logpath.read_text(errors="replace")
-            m = re.search(r"^SOAK_JSON (.*)$", text, re.M)
-            if not m:
-                raise Fail("wrk (%s) printed no result: %s" % (label, text[-600:]))
-            r = json.loads(m.group(1))
+            try:
+                r = parse(text, "SOAK_JSON")
+            except Fail:
+                raise Fail("wrk (%s) printed no result: %s" % (label, text[-600:])) from None
             e = r["errors"]
             done = r["requests"] + e["read"] + e["write"] + e["timeout"]
             total += done
@@ -381,13 +333,12 @@ class Soak:
         stop = self.workdir / ("clients-%s.stop" % stage)
         self.budget_file = (self.workdir / ("clients-%s.budget" % stage)) if paced else None
         self.set_budget(0)
-        argv = [sys.executable, str(BENCH_DIR / "soak_peers.py"), "clients",
-                "--proxy-port", str(self.ports["proxy"]),
-                "--origin", "origin.test:%d" % self.ports["nginx"],
-                "--reset", "reset.test:%d" % self.ports["reset"],
-                "--echo", "echo.test:%d" % self.ports["echo"],
-                "--tunnels", str(tunnels), "--status", str(st), "--stop", str(stop),
-                "--deadline", str(self.args.max_load_seconds + 120)]
+        argv = peer("soak_peers", "clients", "--proxy-port", self.ports["proxy"],
+                    "--origin", "origin.test:%d" % self.ports["nginx"],
+                    "--reset", "reset.test:%d" % self.ports["reset"],
+                    "--echo", "echo.test:%d" % self.ports["echo"],
+                    "--tunnels", tunnels, "--status", st, "--stop", stop,
+                    "--deadline", self.args.max_load_seconds + 120)
         if self.budget_file:
             argv += ["--tunnel-budget", str(self.budget_file)]
         if self.args.proxy_user:
@@ -582,66 +533,6 @@ class Soak:
                        fmt(self.tunnels["load"]), self.tunnels["load"] >= a.tunnels))
         return checks
 
-    def markdown(self, meta, checks):
-        L = []
-        b, p, af = (getattr(self, k, None) for k in ("baseline", "peak", "after"))
-        passed = all(c[3] for c in checks) and meta["complete"]
-        L.append("#### Soak run %s: %s" % (meta["started"][:10], "PASS" if passed else "**FAIL**"))
-        L.append("")
-        L.append("- command: `%s`; proxy `%s` (working tree: %s); %s"
-                 % (meta["command"], meta["bin"], meta["commit"], meta["machine"]))
-        L.append("- duration: %s s in all, of which load %s s in %d rounds; fake HTTPDNS "
-                 "stopped and restarted %d times (%s queries answered)"
-                 % (fmt(meta["seconds"]), fmt(getattr(self, "load_seconds", None)), self.rounds,
-                    self.dns_cycles, fmt(self.dns_queries)))
-        st = getattr(self, "proxy_stats", None)
-        if st:
-            L.append("- the proxy's resolver (`/stats` totals): %s fresh cache hits, %s stale hits "
-                     "(expired answers served while a refresh was failing or pending), %s queries to the service (%s answered, "
-                     "errors %s), %s fallbacks to system DNS"
-                     % (fmt(st.get("cacheHits")), fmt(st.get("staleHits")), fmt(st.get("queries")),
-                        fmt(st.get("successes")),
-                        ", ".join("%s %s" % (k, fmt(v)) for k, v in
-                                  sorted((st.get("errorsByKind") or {}).items())) or "none",
-                        fmt(st.get("fallbacksToSystem"))))
-        if not meta["complete"]:
-            L.append("- **incomplete run**: %s" % meta.get("error", "see the log"))
-        L.append("")
-        L.append("| | warm-up | load | total |")
-        L.append("| --- | --- | --- | --- |")
-        L.append("| HTTP requests (responses + socket errors) | %s | %s | %s |"
-                 % (fmt(self.requests["warm-up"]), fmt(self.requests["load"]),
-                    fmt(self.requests["warm-up"] + self.requests["load"])))
-        L.append("| CONNECT tunnels opened and closed | %s | %s | %s |"
-                 % (fmt(self.tunnels["warm-up"]), fmt(self.tunnels["load"]),
-                    fmt(self.tunnels["warm-up"] + self.tunnels["load"])))
-        L.append("")
-        L.append("| proxy | baseline (after warm-up, idle) | peak (load) | after (drained, idle) | after − baseline |")
-        L.append("| --- | --- | --- | --- | --- |")
-        if b and p and af:
-            L.append("| RSS KiB | %s | %s | %s | %s (%+.1f %%) |"
-                     % (fmt(b["rss_kib"]), fmt(p["rss_kib"]), fmt(af["rss_kib"]),
-                        "{:+,.0f}".format(af["rss_kib"] - b["rss_kib"]),
-                        100 * (af["rss_kib"] / b["rss_kib"] - 1)))
-            L.append("| open descriptors | %d | %d | %d | %+d |"
-                     % (b["fds"], p["fds"], af["fds"], af["fds"] - b["fds"]))
-            L.append("| threads | %d | %d | %d | %+d |"
-                     % (b["threads"], p["threads"], af["threads"], af["threads"] - b["threads"]))
-        L.append("")
-        L.append("Outcomes by client and kind (warm-up and load together; *expected* means "
-                 "the test provokes it and checks that the client sees exactly this):")
-        L.append("")
-        L.append("| client / mix | outcome | expected | count |")
-        L.append("| --- | --- | --- | --- |")
-        for (c, o, e), n in sorted(self.counts.items(), key=lambda kv: (kv[0][0], not kv[0][2], kv[0][1])):
-            L.append("| %s | %s | %s | %s |" % (c, o, "yes" if e else "**no**", fmt(n)))
-        L.append("")
-        L.append("| check | need | have | pass |")
-        L.append("| --- | --- | --- | --- |")
-        for name, need, have, ok in checks:
-            L.append("| %s | %s | %s | %s |" % (name, need, have, "yes" if ok else "**no**"))
-        return "\n".join(L)
-
     def plot(self, path):
         try:
             import matplotlib
@@ -716,24 +607,12 @@ class Soak:
         return True
 
 
-def git_commit():
-    try:
-        r = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
-                           capture_output=True, text=True, timeout=20)
-        return r.stdout.strip() or "unknown"
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-
-
-def replot(out_dir, png):
-    """Draw the plot again from a finished run's soak-results.json and soak-samples.csv."""
-    out_dir = Path(out_dir)
-    res = json.loads((out_dir / "soak-results.json").read_text())
-    args = argparse.Namespace(rss_slack_pct=res.get("rss_slack_pct", 10),
-                              fd_slack=res.get("fd_slack", 16), workdir=None)
+def replot(results_json, samples_csv, png):
+    """Draws the plot again from a finished run's results JSON and OUT/soak-samples.csv."""
+    res = load(results_json)["results"]
     soak = Soak.__new__(Soak)
-    soak.args = args
-    with open(out_dir / "soak-samples.csv") as f:
+    soak.args = argparse.Namespace(rss_slack_pct=res.get("rss_slack_pct", 10), fd_slack=res.get("fd_slack", 16))
+    with open(samples_csv) as f:
         soak.samples = [{"t": float(r["t_s"]), "phase": r["phase"], "rss_kib": int(r["rss_kib"]),
                          "fds": int(r["fds"]), "threads": int(r["threads"]),
                          "dns_up": int(r["dns_up"])} for r in csv.DictReader(f)]
@@ -744,96 +623,145 @@ def replot(out_dir, png):
     return soak.plot(png)
 
 
-def main():
-    if len(sys.argv) >= 3 and sys.argv[1] == "--replot":
-        # bench/soak.py --replot OUT_DIR [PNG]: redraw a finished run's plot
-        png = sys.argv[3] if len(sys.argv) > 3 else str(Path(sys.argv[2]) / "soak.png")
-        return 0 if replot(sys.argv[2], png) else 1
-    ap = argparse.ArgumentParser(description="httpdns-proxy soak (use bench/soak.sh)")
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--requests", type=int, default=1_000_000)
-    ap.add_argument("--tunnels", type=int, default=20_000)
-    ap.add_argument("--round-seconds", type=int, default=60)
-    ap.add_argument("--warmup-requests", type=int, default=20_000)
-    ap.add_argument("--warmup-tunnels", type=int, default=500)
-    ap.add_argument("--warmup-seconds", type=int, default=10)
-    ap.add_argument("--max-load-seconds", type=int, default=3600)
-    ap.add_argument("--drain-seconds", type=int, default=120)
-    ap.add_argument("--idle-timeout", type=int, default=5)
-    ap.add_argument("--rss-slack-pct", type=int, default=10)
-    ap.add_argument("--fd-slack", type=int, default=16)
-    ap.add_argument("--proxy-user", default="")
-    ap.add_argument("--proxy-args", default="")
-    ap.add_argument("--docs-png", default="")
-    ap.add_argument("--command", default="")
-    args = ap.parse_args()
-    import shlex
-    args.proxy_args = shlex.split(args.proxy_args)
-    soak = Soak(args)
-    commit = git_commit()  # now: the tree may change while the soak runs
-    started = datetime.datetime.now(datetime.timezone.utc)
-    t0 = time.monotonic()
-    import signal
+# ----------------------------------------------------------------------------- command line
+def add_arguments(p):
+    p.add_argument("--requests", type=int, default=1_000_000, help="HTTP requests in the load phase, at least "
+                   "(default 1000000)")
+    p.add_argument("--tunnels", type=int, default=20_000, help="CONNECT tunnels opened and closed in the load "
+                   "phase (default 20000)")
+    p.add_argument("--round-seconds", type=int, default=60, help="longest wrk round; rounds repeat until "
+                   "--requests (3..600, default 60)")
+    p.add_argument("--proxy-args", default="", metavar='"ARGS"', help="extra proxy arguments (appended, so they "
+                   "override the soak's own)")
+    p.add_argument("--proxy-user", default="", metavar="USER:PASS", help="send Proxy-Authorization: Basic with "
+                   "every request and CONNECT (the password stays out of the results)")
+    p.add_argument("--docs-plot", action="store_true", help="also copy the plot to docs/img/soak.png (the one "
+                   "docs/reliability.md shows beside the committed results)")
+    p.add_argument("--replot", action="store_true", help="only draw OUT/soak.png again from RESULTS/NAME.json and "
+                   "OUT/soak-samples.csv of a finished run")
+    g = p.add_argument_group("phases and limits")
+    g.add_argument("--warmup-requests", type=int, default=20_000)
+    g.add_argument("--warmup-tunnels", type=int, default=500)
+    g.add_argument("--warmup-seconds", type=int, default=10)
+    g.add_argument("--drain-seconds", type=int, default=120)
+    g.add_argument("--idle-timeout", type=int, default=5, help="the proxy's client and pool idle timeouts")
+    g.add_argument("--rss-slack-pct", type=int, default=10)
+    g.add_argument("--fd-slack", type=int, default=16)
+    add_binary_arguments(p)
+    add_output_arguments(p, "soak")
+    p.set_defaults(max_seconds=5400)
 
-    def on_signal(signum, _frame):
-        raise Fail("interrupted by signal %d" % signum)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    status, error = 0, None
-    try:
-        soak.main()
-    except Fail as e:
-        log("FAILED: %s" % e)
-        status, error = 1, str(e)
-    finally:
-        soak.flapping.set()
-        soak.sampling.set()
-        soak.procs.stop_all()
-    # the password of --proxy-user stays out of the results
-    command = re.sub(r"(--proxy-user[ =])\S+", r"\1USER:***", args.command)
-    meta = {"started": started.isoformat(timespec="seconds"), "seconds": round(time.monotonic() - t0, 1),
-            "command": command, "bin": os.path.relpath(os.path.abspath(args.bin), REPO),
-            "commit": commit,
-            "machine": "%s, %d CPUs, kernel %s" % (platform.machine(), os.cpu_count(), platform.release()),
-            "complete": status == 0 and "incomplete" not in soak.result}
-    if error:
-        meta["error"] = error
-    elif "incomplete" in soak.result:
-        meta["error"] = soak.result["incomplete"]
-    checks = soak.verdict()
-    passed = meta["complete"] and all(c[3] for c in checks)
+
+def main(args):
     out = Path(args.out)
+    if args.replot:
+        png = out / "soak.png"
+        ok = replot(Path(args.results) / ("%s.json" % args.name), out / "soak-samples.csv", png)
+        log("plot %s" % (relpath(png) if ok else "not drawn"))
+        return 0 if ok else 1
+    if not 0 < args.requests <= 100_000_000 or not 0 < args.tunnels <= 1_000_000:
+        raise Fail("--requests: 1..100000000, --tunnels: 1..1000000")
+    if not 3 <= args.round_seconds <= 600 or args.max_seconds < 120:
+        raise Fail("--round-seconds must be 3..600 and --max-seconds at least 120")
+    if args.proxy_user and ":" not in args.proxy_user:
+        raise Fail("--proxy-user must be USER:PASS")
+    require_tools(["nginx", "wrk", "curl"], services=["nginx"])
+    try:
+        import matplotlib  # noqa: F401  (the plot)
+    except ImportError:
+        log("installing matplotlib for the plot (python3 -m pip install matplotlib)")
+        if subprocess.run(["python3", "-m", "pip", "install", "--quiet", "matplotlib"]).returncode != 0:
+            raise Fail("could not install matplotlib; install it with: python3 -m pip install matplotlib") from None
+    raise_nofile(4096)
+    args.bin, revision = proxy_binary(args)
+    args.proxy_args = shlex.split(args.proxy_args)
+    # the load phase gets what is left of --max-seconds after start-up, warm-up and the drain
+    args.max_load_seconds = max(60, args.max_seconds - 420)
+    record = Run(args, "soak", ["nginx", "wrk", "curl"])
+    record.doc["revision"] = revision
+    record.doc["command"] = re.sub(r"(--proxy-user[ =])\S+", r"\1USER:***", record.doc["command"])
+    record.doc["parameters"] = {k: v for k, v in vars(args).items()
+                                if k in ("requests", "tunnels", "round_seconds", "warmup_requests", "warmup_tunnels",
+                                         "idle_timeout", "rss_slack_pct", "fd_slack", "max_load_seconds")}
+    soak = None
+    complete, error = False, None
+    with session(args.max_seconds, "httpdns-soak-") as workdir:
+        soak = Soak(args, workdir)
+        try:
+            soak.main()
+            complete = "incomplete" not in soak.result
+            error = soak.result.get("incomplete")
+        except Fail as e:
+            log("FAILED: %s" % e)
+            error = str(e)
+        finally:
+            soak.flapping.set()
+            soak.sampling.set()
+            soak.procs.stop_all()
+    checks = soak.verdict()
+    passed = complete and all(c[3] for c in checks)
     png = out / "soak.png"
-    if soak.plot(png) and args.docs_png:
-        Path(args.docs_png).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(png, args.docs_png)
-        log("plot copied to %s" % args.docs_png)
-    table = soak.markdown(meta, checks)
-    if args.docs_png:
-        rel = os.path.relpath(os.path.abspath(args.docs_png), REPO / "docs")
-        table += "\n\n![RSS and descriptors of the proxy during the soak](%s)\n" % rel
-    (out / "soak-results.md").write_text(table + "\n")
-    (out / "soak-results.json").write_text(json.dumps({
-        "meta": meta, "passed": passed,
+    plot = None
+    if soak.plot(png) and args.docs_plot:
+        dest = REPO / "docs" / "img" / "soak.png"
+        shutil.copyfile(png, dest)
+        plot = "img/soak.png"
+        log("plot copied to %s" % relpath(dest))
+    record.results.update({
+        "passed": passed,
         "checks": [{"check": c[0], "need": c[1], "have": c[2], "pass": c[3]} for c in checks],
         "baseline": getattr(soak, "baseline", None), "peak": getattr(soak, "peak", None),
         "after": getattr(soak, "after", None), "requests": soak.requests, "tunnels": soak.tunnels,
         "outcomes": [{"client": c, "outcome": o, "expected": e, "count": n}
                      for (c, o, e), n in sorted(soak.counts.items())],
+        "load_seconds": round(getattr(soak, "load_seconds", 0) or 0, 1), "rounds": soak.rounds,
+        "dns_cycles": soak.dns_cycles, "dns_queries": soak.dns_queries,
+        "proxy_stats": getattr(soak, "proxy_stats", None), "plot": plot,
         "wrk_runs": soak.wrk_runs, "phases": soak.phases, "dns_events": soak.dns_events,
-        "dns_queries": soak.dns_queries, "proxy_argv": getattr(soak, "proxy_argv", None),
+        "proxy_argv": getattr(soak, "proxy_argv", None),
         "rss_slack_pct": args.rss_slack_pct, "fd_slack": args.fd_slack,
-        "proxy_stats": getattr(soak, "proxy_stats", None),
-    }, indent=1) + "\n")
-    print(table)
+    })
+    record.finish(complete, error)
+    from . import report
+    print(report.render(record.doc))
     for name, need, have, ok in checks:
         log("%-34s need %-26s have %-24s %s" % (name, need, have, "ok" if ok else "FAIL"))
-    log("%s in %.0f s; %s" % ("PASS" if passed else "FAIL", meta["seconds"],
-                              os.path.relpath(out / "soak-results.md", REPO)))
+    log("PASS" if passed else "FAIL")
     return 0 if passed else 1
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+# ----------------------------------------------------------------------------- tables
+def render(doc):
+    r = doc["results"]
+    b, p, af = r.get("baseline"), r.get("peak"), r.get("after")
+    req, tun = r["requests"], r["tunnels"]
+    lines = ["**%s**: %s HTTP requests and %s CONNECT tunnels in %s s of load (%d rounds; %s and %s in the "
+             "warm-up); the fake HTTPDNS service stopped and restarted %d times."
+             % ("PASS" if r["passed"] else "FAIL", fmt(req["load"]), fmt(tun["load"]), fmt(r.get("load_seconds")),
+                r.get("rounds", 0), fmt(req["warm-up"]), fmt(tun["warm-up"]), r.get("dns_cycles", 0))]
+    st = r.get("proxy_stats")
+    if st:
+        lines += ["", "The proxy's resolver (`/stats` totals): %s fresh cache hits, %s stale hits (expired answers "
+                  "served while a refresh was failing or pending), %s queries to the service (%s answered), %s "
+                  "fallbacks to system DNS." % (fmt(st.get("cacheHits")), fmt(st.get("staleHits")),
+                                                fmt(st.get("queries")), fmt(st.get("successes")),
+                                                fmt(st.get("fallbacksToSystem")))]
+    if b and p and af:
+        lines += ["", "| proxy | baseline (after warm-up, idle) | peak (load) | after (drained, idle) "
+                  "| after − baseline |", "| --- | --- | --- | --- | --- |",
+                  "| RSS KiB | %s | %s | %s | %s (%+.1f %%) |" % (
+                      fmt(b["rss_kib"]), fmt(p["rss_kib"]), fmt(af["rss_kib"]),
+                      "{:+,.0f}".format(af["rss_kib"] - b["rss_kib"]), 100 * (af["rss_kib"] / b["rss_kib"] - 1)),
+                  "| open descriptors | %d | %d | %d | %+d |" % (b["fds"], p["fds"], af["fds"], af["fds"] - b["fds"]),
+                  "| threads | %d | %d | %d | %+d |" % (b["threads"], p["threads"], af["threads"],
+                                                       af["threads"] - b["threads"])]
+    lines += ["", "| client / mix | outcome | expected | count |", "| --- | --- | --- | --- |"]
+    for o in sorted(r["outcomes"], key=lambda o: (o["client"], not o["expected"], o["outcome"])):
+        lines.append("| %s | %s | %s | %s |" % (o["client"], o["outcome"], "yes" if o["expected"] else "**no**",
+                                                fmt(o["count"])))
+    lines += ["", "| check | need | have | pass |", "| --- | --- | --- | --- |"]
+    for c in r["checks"]:
+        lines.append("| %s | %s | %s | %s |" % (c["check"], c["need"], c["have"], "yes" if c["pass"] else "**no**"))
+    if r.get("plot"):
+        lines += ["", "![RSS and descriptors of the proxy during the soak](%s)" % r["plot"]]
+    return "\n".join(lines)

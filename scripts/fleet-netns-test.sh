@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015  # `[ check ] && pass ... || fail ...`: pass only counts and prints, so it is if/else
 # The node tier in network namespaces (run by scripts/test.sh after the build): one node-tier proxy
 # with the (fake) vendor's credentials and a warm cache, serving it over --doh-listen to 20 pod
 # proxies, each in a namespace of its own (--provider doh with the node's --doh-token as

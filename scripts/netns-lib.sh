@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by scripts/netns-test.sh, scripts/container-smoke.sh and scripts/fleet-netns-test.sh
 # (sourced, not run): three network namespaces made here and removed on exit, joined by two veth
 # pairs (netns_setup), or any number joined by one bridge (netns_join_bridge).
@@ -12,6 +13,7 @@ NS_APP_ADDR=10.231.1.2
 NS_PROXY_ADDR=10.231.1.1
 NS_PROXY_UPSTREAM_ADDR=10.231.2.1
 NS_ORIGIN_ADDR=10.231.2.2
+# shellcheck disable=SC2034  # used by the scripts that source this file
 NS_ORIGIN_NET=10.231.2.0/24
 
 checks_passed=0
@@ -77,7 +79,7 @@ netns_cleanup() {
   done
   local ns
   for ns in "${NS_APP:-}" "${NS_PROXY:-}" "${NS_ORIGIN:-}" "${namespaces_to_delete[@]}"; do
-    [ -n "$ns" ] && ip netns del "$ns" 2>/dev/null || true
+    if [ -n "$ns" ]; then ip netns del "$ns" 2>/dev/null || true; fi
   done
 }
 

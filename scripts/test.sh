@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
 # Builds everything (debug) and runs the whole test suite: the deployment files' linters, the
-# netns sidecar, transparent-interception and node-tier fleet tests (as root; SKIPPED otherwise),
-# then unit tests and end-to-end tests that start the real binary on loopback ports.
+# benchmark tool's lint and unit tests, the netns sidecar, transparent-interception and node-tier
+# fleet tests (as root; SKIPPED otherwise), then unit tests and end-to-end tests that start the real
+# binary on loopback ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TEST_TOOLS_VENV="${TEST_TOOLS_VENV:-$HOME/.cache/httpdns-proxy/test-tools}"
 export PATH="$PATH:$TEST_TOOLS_VENV/bin"
 bash scripts/ensure-deps.sh --with-test-tools
 bash scripts/lint-deploy.sh
+# The Python under bench/ and scripts/ linted (ruff.toml), every shell script there checked, and
+# the benchmark tool's unit tests: among them, the docs' tables equal what `bench/bench report`
+# renders from the committed bench/results.
+ruff check bench scripts
+mapfile -t shell_scripts < <(git ls-files bench scripts | while read -r f; do
+  case "$f" in *.sh) echo "$f" ;; *) head -n 1 "$f" | grep -qE '^#!.*[/ ](ba)?sh$' && echo "$f" ;; esac
+done)
+shellcheck -x "${shell_scripts[@]}"
+python3 -m unittest discover -s bench/tests -t .
 # Every target imports exactly what Package.swift declares for it (SwiftPM's own
 # --explicit-target-dependency-import-check lets a transitively reachable module through).
 python3 scripts/check-imports.py

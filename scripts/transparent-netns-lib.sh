@@ -1,4 +1,7 @@
-# Shared by scripts/transparent-netns-test.sh and bench/transparent.sh (sourced after
+# shellcheck shell=bash
+# pids_to_stop is scripts/netns-lib.sh's, sourced first:
+# shellcheck disable=SC2154
+# Shared by scripts/transparent-netns-test.sh and `bench/bench transparent` (sourced after
 # scripts/netns-lib.sh): a "pod" namespace and an origin namespace joined by one veth pair, and a
 # test CA with a certificate for origin.test. All traffic stays inside these namespaces.
 #
@@ -14,6 +17,7 @@ transparent_setup() {
   POD="hp-tpod-$tag"; ORIGIN_NS="hp-torg-$tag"
   work="$(mktemp -d)"
   chmod 755 "$work"
+  # shellcheck disable=SC2317  # cleanup runs from the EXIT trap
   cleanup() {
     local pid
     for pid in "${pids_to_stop[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
@@ -48,5 +52,6 @@ transparent_setup() {
   printf 'subjectAltName=DNS:origin.test\n' >"$work/san.ext"
   openssl x509 -req -in "$work/origin.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -CAcreateserial -days 2 \
     -extfile "$work/san.ext" -out "$work/origin.pem" 2>/dev/null
+  # shellcheck disable=SC2034  # used by the scripts that source this file
   peers="$(pwd)/scripts/transparent-peers.py"
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015  # `[ check ] && pass ... || fail ...`: pass only counts and prints, so it is if/else
 # End-to-end test of transparent interception (run by scripts/test.sh after the build): a "pod"
 # network namespace holding the proxy (as uid 10001) and an app that knows nothing of proxies, and
 # an origin namespace. The pod's netfilter rules come from the shipped command
@@ -63,6 +64,7 @@ fi
 
 printf '127.0.0.1 localhost\n10.233.1.66 origin.test nothere.test\n' >"$work/hosts"
 in_app() {
+  # shellcheck disable=SC2016  # $1 and $@ are the inner shell's
   ip netns exec "$POD" unshare -m -- sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$work/hosts" \
     env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY -u ALL_PROXY -u all_proxy -u no_proxy -u NO_PROXY "$@"
 }

@@ -16,7 +16,7 @@
                                       holds the connection until the peer closes or RELEASE exists
   banner HOST PORT                    reads the banner without sending first
 
-  For bench/transparent.sh:
+  For bench/bench transparent:
   sink IP PORT                        accepts and holds connections, discarding what they send
   hold HOST PORT NAME COUNT RELEASE   opens COUNT connections, each sending a ClientHello for NAME,
                                       prints "held COUNT", keeps them open until RELEASE exists
@@ -55,7 +55,7 @@ def page_handler(label):
 
         def do_GET(self):
             if self.path.startswith("/resolve"):
-                from urllib.parse import urlparse, parse_qs
+                from urllib.parse import parse_qs, urlparse
                 query = parse_qs(urlparse(self.path).query)
                 name = query.get("name", [""])[0].rstrip(".")
                 qtype = int(query.get("type", ["1"])[0])
@@ -113,7 +113,7 @@ def serve_banner(ip, port):
 
 def servers(args):
     global LOG_DIR
-    opts = dict(zip(args[0::2], args[1::2]))
+    opts = dict(zip(args[0::2], args[1::2], strict=True))
     LOG_DIR = opts["--log"]
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(opts["--cert"], opts["--key"])
@@ -155,7 +155,7 @@ def split_hello(host, port, name, cafile):
                 sock.sendall(data)
             chunk = sock.recv(65536)
             if not chunk:
-                raise SystemExit("connection closed during the handshake")
+                raise SystemExit("connection closed during the handshake") from None
             incoming.write(chunk)
     if data := outgoing.read():
         sock.sendall(data)
@@ -256,5 +256,5 @@ def hold(host, port, name, count, release):
 
 if __name__ == "__main__":
     command, rest = sys.argv[1], sys.argv[2:]
-    {"servers": lambda: servers(rest), "split-hello": lambda: split_hello(*rest), "raw": lambda: raw(*rest), "banner": lambda: banner(*rest),
-     "sink": lambda: sink(*rest), "hold": lambda: hold(*rest)}[command]()
+    {"servers": lambda: servers(rest), "split-hello": lambda: split_hello(*rest), "raw": lambda: raw(*rest),
+     "banner": lambda: banner(*rest), "sink": lambda: sink(*rest), "hold": lambda: hold(*rest)}[command]()

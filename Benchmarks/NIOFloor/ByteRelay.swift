@@ -1,7 +1,7 @@
-// The --bytes floor (bench/pinned.py's `nio-byte-relay` target): what a forward path costs on
+// The --bytes floor (bench/bench pinned's `nio-byte-relay` target): what a forward path costs on
 // SwiftNIO when HTTP/1 heads are parsed by a scanner of its own instead of NIOHTTP1, the design
-// docs/benchmarks.md names as the way to issue 22's CPU goal. One handler per side, no NIOAny
-// per part, no String or HTTPHeaders per field: the head is scanned once, the outgoing head is
+// docs/benchmarks.md names as the way to the forward path's CPU goal. One handler per side, no
+// NIOAny per part, no String or HTTPHeaders per field: the head is scanned once, the outgoing head is
 // the kept field lines copied as byte ranges into a reused buffer plus the fields a proxy adds
 // (Host, Via, Connection: close when the origin closes), and Content-Length bodies go on as
 // slices.
@@ -15,7 +15,7 @@
 //
 // It is a measuring stick, not a proxy: no chunked bodies (Transfer-Encoding is refused), no
 // state machine, pool, records, logs, metrics or Via loop check. What the real proxy does on top
-// of it is measured separately (docs/benchmarks.md, session 10).
+// of it is the proxy's figure above this floor (docs/benchmarks.md, bench/bench pinned).
 import NIOCore
 
 /// One side of a --bytes pair: scans the heads it reads, writes rewritten heads and body slices

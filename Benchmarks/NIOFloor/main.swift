@@ -1,4 +1,4 @@
-// The floor under any SwiftNIO forward path (bench/pinned.py's `nio-relay` target): one upstream
+// The floor under any SwiftNIO forward path (bench/bench pinned's `nio-relay` target): one upstream
 // connection per client, bytes in and bytes out, nothing parsed. It makes the same system calls
 // per kept-alive request as the proxy (two reads, two writes, two epoll_waits), so the CPU it
 // spends per request is what the event loop, the channel pipeline and the kernel cost before

@@ -7,11 +7,12 @@ import NIOCore
 import NIOPosix
 import ProxyUpstream
 
-// Resolver figures for docs/benchmarks.md. Loopback only: the cold-path numbers query an
-// in-process fake HTTPDNS service over real HTTP through libcurl.
+// Resolver figures for docs/benchmarks.md: the cache alone (DNSCacheBenchmark.swift), the caching
+// resolver and the proxy's resolver interface on a cache hit, and cold lookups. Loopback only: the
+// cold-path numbers query an in-process fake HTTPDNS service over real HTTP through libcurl.
 //
 //   swift run -c release --scratch-path .build-bench resolver-bench [seconds-for-cold-run]
-//   (bench/run.sh runs it as its `resolver` scenario)
+//   (bench/bench run --scenarios resolver runs it and keeps the figures)
 
 let entries = 10_000
 let coldSeconds = Double(CommandLine.arguments.dropFirst().first ?? "") ?? 3

@@ -1,39 +1,25 @@
-#!/usr/bin/env python3
-"""DNS listener load test (issue 25): dnsperf against httpdns-proxy --dns-listen beside unbound
-and dnsmasq configured as caches, all in the same run. Loopback only.
+"""The DNS listener under load: dnsperf against httpdns-proxy --dns-listen beside unbound and
+dnsmasq configured as caches, all in the same run. Loopback only.
 
 Each server runs pinned to one core (--server-cpu) with one thread; dnsperf runs on another
 (--client-cpu). Every server is warmed with the same 50 names (each queried once), so the load is
 cached A answers only: httpdns-proxy answers from its HTTPDNS cache (filled from
-bench/fake_httpdns.py), unbound and dnsmasq from their caches (filled from a tiny dnspython
+bench/peers/fake_httpdns.py), unbound and dnsmasq from their caches (filled from a tiny dnspython
 upstream). For each server: the highest rate dnsperf reaches in --duration seconds (100
 outstanding queries), then latency percentiles from a run at half that rate (dnsperf -v reports
-each query's latency), or at a fixed --rate (--no-max skips the maximum run). Prints a markdown
-table and writes bench/out/dns.json.
+each query's latency), or at a fixed --rate (--no-max skips the maximum run).
 """
-import argparse
-import json
-import os
-import shutil
 import socket
-import statistics
 import subprocess
-import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import Fail, Processes, free_port, log  # noqa: E402
+from .lib.peers import fake_httpdns_argv
+from .lib.proc import Fail, Processes, free_port, log, session, udp_port
+from .lib.results import Run, add_output_arguments
+from .lib.tools import add_binary_arguments, proxy_binary, require_tools, which
 
 NAMES = ["bench-%02d.test" % i for i in range(50)]
-
-
-def udp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def upstream_server(port, stop):
@@ -86,6 +72,11 @@ def dnsperf(args, port, datafile, rate=None, verbose=False, duration=None):
     if verbose:
         argv += ["-v"]
     out = subprocess.run(argv, capture_output=True, text=True, timeout=(duration or args.duration) + 60).stdout
+    return parse_dnsperf(out, verbose)
+
+
+def parse_dnsperf(out, verbose=False):
+    """Queries per second, queries lost and (with -v) every answer's latency in ms."""
     result = {"qps": None, "lost": None, "latencies_ms": []}
     for line in out.splitlines():
         line = line.strip()
@@ -114,7 +105,8 @@ def measure(args, name, port, datafile):
         ask(port, n)
     best = {"qps": None, "lost": None} if args.no_max else dnsperf(args, port, datafile)
     half = args.rate or (best["qps"] / 2 if best["qps"] else 1000)
-    latency = dnsperf(args, port, datafile, rate=half, verbose=True, duration=args.latency_duration or min(args.duration, 5))
+    latency = dnsperf(args, port, datafile, rate=half, verbose=True,
+                      duration=args.latency_duration or min(args.duration, 5))
     lat = latency["latencies_ms"]
     row = {
         "server": name, "max_qps": best["qps"], "lost_at_max": best["lost"], "half_rate": half,
@@ -126,26 +118,51 @@ def measure(args, name, port, datafile):
     return row
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--binary", required=True, help="httpdns-proxy (a release build)")
-    ap.add_argument("--duration", type=int, default=10)
-    ap.add_argument("--server-cpu", default="0")
-    ap.add_argument("--client-cpu", default="1")
+def add_arguments(ap):
+    ap.add_argument("--duration", type=int, default=10, help="seconds of the maximum-rate run (default 10)")
+    ap.add_argument("--server-cpu", default="0", help="the core every server runs on (default 0)")
+    ap.add_argument("--client-cpu", default="1", help="the core dnsperf runs on (default 1)")
     ap.add_argument("--servers", default="httpdns-proxy,unbound,dnsmasq")
     ap.add_argument("--rate", type=float, help="latency run at this fixed rate (queries/s) instead of half the maximum")
     ap.add_argument("--no-max", action="store_true", help="skip the maximum-rate run (with --rate)")
     ap.add_argument("--latency-duration", type=int, help="seconds of the latency run (default min(duration, 5))")
     ap.add_argument("--proxy-threads", default="1", help="httpdns-proxy --threads (default 1: one event loop)")
     ap.add_argument("--proxy-log-level", default="warning", help="httpdns-proxy --log-level")
-    args = ap.parse_args()
-    for tool in ("dnsperf", "taskset"):
-        if not shutil.which(tool):
-            raise Fail("%s is not installed (scripts/ensure-deps.sh --with-test-tools)" % tool)
-    work = Path(tempfile.mkdtemp(prefix="dns-bench-"))
+    add_binary_arguments(ap)
+    add_output_arguments(ap, "dns")
+
+
+def main(args):
+    require_tools(["dnsperf", "taskset", "unbound", "dnsmasq"], services=["unbound", "dnsmasq"])
+    try:
+        import dns.message  # noqa: F401  (dnspython: the upstream and the warm-up queries)
+    except ImportError:
+        raise Fail("dnspython is missing (scripts/ensure-deps.sh --with-test-tools)") from None
+    args.binary, revision = proxy_binary(args)
+    record = Run(args, "dns", ["dnsperf", "unbound", "dnsmasq"])
+    record.doc["revision"] = revision
+    record.doc["parameters"] = {"duration": args.duration, "server_cpu": args.server_cpu,
+                                "client_cpu": args.client_cpu, "rate": args.rate, "no_max": args.no_max,
+                                "latency_duration": args.latency_duration or min(args.duration, 5),
+                                "proxy_threads": args.proxy_threads, "names": len(NAMES)}
+    complete, error, rows = False, None, []
+    with session(args.max_seconds, "httpdns-dns-") as work:
+        try:
+            measure_all(args, work, rows)
+            complete = True
+        except Fail as e:
+            log("FAILED: %s" % e)
+            error = str(e)
+    record.results["rows"] = rows
+    record.finish(complete, error)
+    from . import report
+    print(report.render(record.doc))
+    return 0 if complete else 1
+
+
+def measure_all(args, work, rows):
     procs = Processes(work)
     stop = threading.Event()
-    rows = []
     try:
         datafile = work / "queries.txt"
         datafile.write_text("".join("%s A\n" % n for n in NAMES))
@@ -156,16 +173,15 @@ def main():
             port = udp_port()
             if server == "httpdns-proxy":
                 service = free_port()
-                fake = [sys.executable, str(Path(__file__).resolve().parent / "fake_httpdns.py"), "--port", str(service), "--ttl", "3600"]
-                for i, n in enumerate(NAMES):
-                    fake += ["--name", "%s=192.0.2.%d" % (n, i + 1)]
+                fake = fake_httpdns_argv(service, 3600, ["%s=192.0.2.%d" % (n, i + 1) for i, n in enumerate(NAMES)])
                 procs.start("fake-httpdns", fake, work / "fake.log")
                 time.sleep(1)
-                argv = pin + [args.binary, "--provider", "json", "--resolver-url", "http://127.0.0.1:%d/resolve" % service,
+                argv = pin + [args.binary, "--provider", "json",
+                              "--resolver-url", "http://127.0.0.1:%d/resolve" % service,
                               "--resolver-ip", "127.0.0.1", "--ip-family", "ipv4", "--system-fallback", "false",
-                              "--threads", args.proxy_threads, "--listen", "127.0.0.1:%d" % free_port(), "--admin-listen", "off",
-                              "--dns-listen", "127.0.0.1:%d" % port, "--dns-rate-limit", "0", "--dns-upstream", "127.0.0.1:%d" % upstream,
-                              "--log-level", args.proxy_log_level]
+                              "--threads", args.proxy_threads, "--listen", "127.0.0.1:%d" % free_port(),
+                              "--admin-listen", "off", "--dns-listen", "127.0.0.1:%d" % port, "--dns-rate-limit", "0",
+                              "--dns-upstream", "127.0.0.1:%d" % upstream, "--log-level", args.proxy_log_level]
                 procs.start(server, argv, work / "httpdns-proxy.log")
             elif server == "unbound":
                 conf = work / "unbound.conf"
@@ -193,10 +209,10 @@ forward-zone:
     name: "."
     forward-addr: 127.0.0.1@%d
 """ % (port, work, upstream))
-                unbound = shutil.which("unbound") or "/usr/sbin/unbound"
+                unbound = which("unbound")
                 procs.start(server, pin + [unbound, "-d", "-c", str(conf)], work / "unbound.log")
             elif server == "dnsmasq":
-                dnsmasq = shutil.which("dnsmasq") or "/usr/sbin/dnsmasq"
+                dnsmasq = which("dnsmasq")
                 procs.start(server, pin + [dnsmasq, "-k", "-C", "/dev/null", "--no-resolv", "--no-hosts", "--user=root",
                                            "--pid-file=", "--server=127.0.0.1#%d" % upstream, "--port=%d" % port,
                                            "--listen-address=127.0.0.1", "--bind-interfaces", "--cache-size=10000",
@@ -211,22 +227,26 @@ forward-zone:
     finally:
         stop.set()
         procs.stop_all()
-    out = Path(__file__).resolve().parent / "out"
-    out.mkdir(exist_ok=True)
-    (out / "dns.json").write_text(json.dumps({"rows": rows, "names": len(NAMES), "duration": args.duration,
-                                              "server_cpu": args.server_cpu, "client_cpu": args.client_cpu}, indent=2))
-    fmt = lambda v: "-" if v is None else ("%.3f" % v if isinstance(v, float) and v < 100 else "%.0f" % v)
-    print("| server (1 core) | max cached A qps | lost | latency run at (qps) | p50 (ms) | p90 (ms) | p99 (ms) | p99.9 (ms) | lost |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+
+
+def render(doc):
+    rows = doc["results"]["rows"]
+    fixed = doc["parameters"].get("no_max")
+
+    def f(v):
+        return "—" if v is None else ("%.3f" % v if isinstance(v, float) and v < 100 else "{:,.0f}".format(v))
+    if fixed:
+        lines = ["| server (1 core) | rate (qps) | p50 (ms) | p90 (ms) | p99 (ms) | p99.9 (ms) | lost |",
+                 "| --- | --- | --- | --- | --- | --- | --- |"]
+        for r in rows:
+            lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                r["server"], f(r["achieved_qps"]), f(r["p50_ms"]), f(r["p90_ms"]), f(r["p99_ms"]), f(r["p999_ms"]),
+                r["lost_at_half"]))
+        return "\n".join(lines)
+    lines = ["| server (1 core) | max cached A qps | lost | latency run at (qps) | p50 (ms) | p90 (ms) | p99 (ms) "
+             "| p99.9 (ms) | lost |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
-        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            r["server"], fmt(r["max_qps"]), "-" if r["lost_at_max"] is None else r["lost_at_max"], fmt(r["achieved_qps"]),
-            fmt(r["p50_ms"]), fmt(r["p90_ms"]), fmt(r["p99_ms"]), fmt(r["p999_ms"]), r["lost_at_half"]))
-
-
-if __name__ == "__main__":
-    try:
-        main()
-    except Fail as e:
-        sys.stderr.write("dns bench: %s\n" % e)
-        sys.exit(1)
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["server"], f(r["max_qps"]), "—" if r["lost_at_max"] is None else r["lost_at_max"], f(r["achieved_qps"]),
+            f(r["p50_ms"]), f(r["p90_ms"]), f(r["p99_ms"]), f(r["p999_ms"]), r["lost_at_half"]))
+    return "\n".join(lines)

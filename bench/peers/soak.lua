@@ -1,4 +1,4 @@
--- wrk script for the soak test (bench/soak.sh): one traffic mix per wrk process.
+-- wrk script for the soak test (bench/bench soak): one traffic mix per wrk process.
 --   SOAK_TARGETS  comma-separated absolute URIs, cycled per request
 --                 (http://origin.test:PORT/1k,http://origin.test:PORT/64k)
 --   SOAK_METHOD   GET (default) or POST

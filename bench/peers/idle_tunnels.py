@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Idle-tunnel memory benchmark helpers (loopback only).
+"""Idle-tunnel memory helpers for bench/bench tunnels (loopback only).
 
-    tunnels.py server --port P --status FILE
+    python3 -m bench.peers.idle_tunnels server --port P --status FILE
         Accepts TCP connections and holds them open; echoes whatever it receives.
         Writes the number of open connections to FILE (JSON) twice a second.
 
-    tunnels.py client --proxy-port P --target 127.0.0.1:Q -n N [--concurrency C]
+    python3 -m bench.peers.idle_tunnels client --proxy-port P --target 127.0.0.1:Q -n N [--concurrency C]
         Opens N CONNECT tunnels through the proxy at 127.0.0.1:P and keeps all
         client sockets open. Driven over stdin/stdout, one JSON line per phase:
           prints {"phase":"open", ok, failed, errors, seconds}  (all tunnels tried)
@@ -26,7 +26,7 @@ import time
 
 def loopback_only(host):
     if not ipaddress.ip_address(host).is_loopback:
-        sys.exit("tunnels.py: refusing a non-loopback address: " + host)
+        sys.exit("idle_tunnels: refusing a non-loopback address: " + host)
 
 
 # ---------------------------------------------------------------- server
@@ -48,8 +48,7 @@ class Hold(asyncio.Protocol):
 
 async def serve(args):
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(Hold, args.host, args.port, backlog=4096,
-                                      reuse_address=True)
+    await loop.create_server(Hold, args.host, args.port, backlog=4096, reuse_address=True)
     last = None
     while True:
         state = (Hold.live, Hold.total)
@@ -162,7 +161,7 @@ async def client(args):
         payload = b"p" * size
         busy = asyncio.Semaphore(args.concurrency if words[0] == "burst" else len(tunnels) or 1)
 
-        async def exchange(proto):
+        async def exchange(proto, busy=busy, size=size, payload=payload):
             async with busy:
                 sent[id(proto)] += size
                 proto.transport.write(payload)

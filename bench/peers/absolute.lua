@@ -1,9 +1,9 @@
--- wrk script for the proxy benchmark.
+-- wrk script for the load benchmarks (bench/bench run, ab, pinned).
 --   BENCH_TARGET  what goes in the request line: an absolute URI for a proxy
 --                 (http://origin.test:PORT/1k) or a path for the direct run (/1k)
 --   BENCH_HOST    the Host header (origin.test:PORT, 127.0.0.1:PORT)
 --   BENCH_PROXY_AUTHORIZATION  optional: a Proxy-Authorization value to send
---                 ("Basic dXNlcjpwYXNz"; bench/ab.sh --proxy-user). A proxy without
+--                 ("Basic dXNlcjpwYXNz"; bench/bench ab --proxy-user). A proxy without
 --                 authentication strips the field, so both sides of an A/B get it.
 -- The request is built once per thread (no per-request Lua), so wrk's own cost
 -- stays as low as for a plain URL. done() prints one JSON line prefixed with

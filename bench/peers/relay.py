@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """A minimal CONNECT relay, to see what the tunnel path can reach on this machine (loopback only).
 
-    relay.py --port P --mode copy --chunk 65536     read/write with a buffer of CHUNK bytes
-    relay.py --port P --mode splice --chunk 1048576 splice(2) socket -> pipe -> socket, no copy
-                                                    through user space
+    python3 -m bench.peers.relay --port P --mode copy --chunk 65536
+        read/write with a buffer of CHUNK bytes
+    python3 -m bench.peers.relay --port P --mode splice --chunk 1048576
+        splice(2) socket -> pipe -> socket, no copy through user space
 
-One thread per direction, blocking sockets: no event loop, no framework. bench/run.sh
---scenarios ceiling runs 1 GiB downloads through it next to direct and httpdns-proxy, so the
+One thread per direction, blocking sockets: no event loop, no framework. `bench/bench tunnels
+--scenarios ceiling` runs 1 GiB downloads through it next to direct and httpdns-proxy, so the
 effect of the read size and of splice(2) can be compared with the proxy in the same run.
 """
 import argparse

@@ -1,4 +1,4 @@
-/* Counts heap allocations of a process for bench/pinned.py --mallocs (LD_PRELOAD; glibc only).
+/* Counts heap allocations of a process for bench/bench pinned --mallocs (LD_PRELOAD; glibc only).
  * The counters live in a file mapped shared (MALLOC_COUNT_FILE, 4 KiB), so the harness reads them
  * at any moment without a signal, a thread or a system call in the measured process: it reads
  * them before and after a load and divides the difference by the requests served. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Peers for the soak test (bench/soak.sh); loopback only.
+"""Peers for the soak test (bench/bench soak); loopback only.
 
-    soak_peers.py servers --reset-port R --echo-port E
+    python3 -m bench.peers.soak_peers servers --reset-port R --echo-port E
         R: an HTTP origin that misbehaves. It reads a request head, then by path:
              /before  resets the connection (SO_LINGER 0) without answering
              /mid     sends "200, Content-Length: 65536", 16 KiB of the body, waits 50 ms,
@@ -9,7 +9,7 @@
         E: a TCP echo service for CONNECT tunnels. Echoes everything; data ending in
            b"BYE!" makes it echo and then close its side (the origin ends the tunnel).
 
-    soak_peers.py clients --proxy-port P --origin HOST:PORT --reset HOST:PORT
+    python3 -m bench.peers.soak_peers clients --proxy-port P --origin HOST:PORT --reset HOST:PORT
                           --echo HOST:PORT --tunnels N --status FILE --stop FILE
         The soak's hand-written clients, all at once, each kind in its own asyncio tasks:
           slow      keep-alive GETs of 1 MiB with a 4 KiB receive buffer, read 4 KiB at a

@@ -1,4 +1,4 @@
--- wrk script for bench/tls: one absolute-form request line, built once per thread.
+-- wrk script for bench/bench tls: one absolute-form request line, built once per thread.
 --   BENCH_TARGET  the request target, e.g. https://127.0.0.1:PORT/1k
 --   BENCH_HOST    the Host header, e.g. 127.0.0.1:PORT
 -- done() prints "BENCH_JSON {...}" with requests, duration, errors and latency (microseconds).

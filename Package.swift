@@ -594,6 +594,8 @@ if Context.environment["HTTPDNS_PROXY_FUZZ"] == "1" {
                 "ProxyHTTP",
                 "TransparentProxy",
                 "HTTPDNS",
+                "HTTP1Codec",
+                "HTTP1CodecOracle",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Fuzz/ParserFuzz",

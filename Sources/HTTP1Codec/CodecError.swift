@@ -57,7 +57,7 @@ package struct HTTP1CodecError: Error, Hashable, Sendable, CustomStringConvertib
 
 /// What is wrong with bytes that do not parse, whichever side sent them. A request flaw becomes a
 /// 400 with today's RequestParseFailure text; a response flaw a 502 with today's
-/// "unparseable response (...)" text, which named the llhttp error (the same names here).
+/// "unparseable response (...)" text, which quoted NIO's description of the llhttp error.
 enum Flaw: Sendable {
     case method, target, version, status
     /// CR not followed by LF, LF without CR, a missing CRLF after a start line or chunk.
@@ -71,19 +71,18 @@ enum Flaw: Sendable {
     /// A chunk extension that is not `;name[=token|quoted-string]`.
     case chunkExtension
 
-    /// The name of the llhttp error NIO reported for the same flaw (today's response reasons quote it).
-    private var llhttpName: String {
+    /// How NIO described the llhttp error for the same flaw (today's response reasons quote it).
+    private var llhttpDescription: String {
         switch self {
-        case .method: "invalidMethod"
-        case .target: "invalidURL"
-        case .version: "invalidVersion"
-        case .status: "invalidStatus"
-        case .lineEnding: "lfExpected"
-        case .fieldLine: "invalidHeaderToken"
-        case .contentLength: "invalidContentLength"
-        case .unexpectedContentLength: "unexpectedContentLength"
-        case .chunkSize: "invalidChunkSize"
-        case .chunkExtension: "invalidChunkSize"
+        case .method: "invalid HTTP method"
+        case .target: "invalid URL"
+        case .version: "invalid HTTP version"
+        case .status: "invalid HTTP status code"
+        case .lineEnding: "LF character expected"
+        case .fieldLine: "invalid character in header"
+        case .contentLength: "invalid character in content-length header"
+        case .unexpectedContentLength: "unexpected content-length header"
+        case .chunkSize, .chunkExtension: "invalid character in chunk size header"
         }
     }
 
@@ -92,7 +91,7 @@ enum Flaw: Sendable {
         case .method: "invalid method"
         case .target: "invalid request target"
         case .version: "invalid HTTP version"
-        case .status: "the request could not be parsed (invalidStatus)"
+        case .status: "the request could not be parsed (invalid HTTP status code)"
         case .lineEnding: "invalid line ending or framing (lines must end in CRLF)"
         case .fieldLine: "invalid header field (name, value or line folding)"
         case .contentLength: "invalid Content-Length"
@@ -104,7 +103,7 @@ enum Flaw: Sendable {
     func error(_ role: Role) -> HTTP1CodecError {
         switch role {
         case .request: HTTP1CodecError(.malformedRequest, requestReason)
-        case .response: HTTP1CodecError(.invalidResponse, "unparseable response (\(llhttpName))")
+        case .response: HTTP1CodecError(.invalidResponse, "unparseable response (\(llhttpDescription))")
         }
     }
 }

@@ -30,6 +30,16 @@ extension HeadParser {
                     head.connection.names.append(token)
                 }
             }
+        case .proxyConnection:
+            // Not standard (RFC 9112 Appendix C.2.2), but HTTP/1.0 clients of proxies send it for
+            // persistence, and llhttp honors it: its close and keep-alive count as Connection's.
+            raw.forEachListElement(field.value) { token in
+                if raw.equalsLowercase(token, "close") {
+                    head.connection.close = true
+                } else if raw.equalsLowercase(token, "keep-alive") {
+                    head.connection.keepAlive = true
+                }
+            }
         case .upgrade:
             hasUpgradeField = true
         case .te:

@@ -81,6 +81,8 @@ package struct HeadParser: Sendable {
         head.fields = fields
         state = Self.initialState(role: role, trailers: trailers)
         index = 0
+        partStart = 0
+        lineStart = 0
         contentLength = nil
         codings = nil
         hasUpgradeField = false
@@ -114,23 +116,26 @@ package struct HeadParser: Sendable {
                 partStart = i + 1
                 state = .version
             case .version:
-                if byte == ByteClass.cr {
-                    guard let minor = Self.version(raw, partStart..<i) else { return .failed(Flaw.version.error(role)) }
-                    head.minorVersion = minor
+                // Checked byte by byte: a wrong version is refused before the line ends.
+                if i - partStart < 8 {
+                    guard Self.versionByte(byte, at: i - partStart) else {
+                        return .failed((byte == ByteClass.lf ? Flaw.lineEnding : Flaw.version).error(role))
+                    }
+                } else {
+                    guard byte == ByteClass.cr else {
+                        return .failed((byte == ByteClass.lf ? Flaw.lineEnding : Flaw.version).error(role))
+                    }
+                    head.minorVersion = Int(raw[i - 1] &- UInt8(ascii: "0"))
                     state = .startLineLF
-                } else if byte == ByteClass.lf {
-                    return .failed(Flaw.lineEnding.error(role))
-                } else if i - partStart >= 8 || byte == ByteClass.sp {
-                    return .failed(Flaw.version.error(role))
                 }
             case .responseVersion:
-                if byte == ByteClass.sp {
-                    guard let minor = Self.version(raw, partStart..<i) else { return .failed(Flaw.version.error(role)) }
-                    head.minorVersion = minor
+                if i - partStart < 8 {
+                    guard Self.versionByte(byte, at: i - partStart) else { return .failed(Flaw.version.error(role)) }
+                } else {
+                    guard byte == ByteClass.sp else { return .failed(Flaw.version.error(role)) }
+                    head.minorVersion = Int(raw[i - 1] &- UInt8(ascii: "0"))
                     partStart = i + 1
                     state = .statusCode
-                } else if i - partStart >= 8 {
-                    return .failed(Flaw.version.error(role))
                 }
             case .statusCode:
                 if i - partStart < 3 {
@@ -226,18 +231,10 @@ package struct HeadParser: Sendable {
         return .needMoreBytes
     }
 
-    /// `HTTP/1.0` or `HTTP/1.1` (the name is case-sensitive, RFC 9112 §2.6): the minor version.
-    private static func version(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int? {
-        guard range.count == 8 else { return nil }
-        let s = range.lowerBound
-        guard raw[s] == UInt8(ascii: "H"), raw[s + 1] == UInt8(ascii: "T"), raw[s + 2] == UInt8(ascii: "T"),
-            raw[s + 3] == UInt8(ascii: "P"), raw[s + 4] == UInt8(ascii: "/"), raw[s + 5] == UInt8(ascii: "1"),
-            raw[s + 6] == UInt8(ascii: ".")
-        else { return nil }
-        switch raw[s + 7] {
-        case UInt8(ascii: "0"): return 0
-        case UInt8(ascii: "1"): return 1
-        default: return nil
-        }
+    /// `HTTP/1.0` or `HTTP/1.1`, one byte at a time (the name is case-sensitive, RFC 9112 §2.6).
+    private static func versionByte(_ byte: UInt8, at offset: Int) -> Bool {
+        offset < 7 ? versionPrefix[offset] == byte : byte == UInt8(ascii: "0") || byte == UInt8(ascii: "1")
     }
+
+    private static let versionPrefix = Array("HTTP/1.".utf8)
 }

@@ -132,8 +132,9 @@ package struct MessageDecoder: Sendable {
     }
 
     private mutating func nextHead(_ buffer: inout ByteBuffer) throws(HTTP1CodecError) -> Event {
-        if role == .request && parser.isAtStart {
+        if parser.isAtStart {
             // RFC 9112 §2.2: a server SHOULD ignore at least one empty line before a request-line.
+            // Before a status line (after a 1xx) llhttp skips them too; they frame nothing.
             while buffer.readableBytes >= 2, buffer.getInteger(at: buffer.readerIndex, as: UInt16.self) == 0x0D0A {
                 buffer.moveReaderIndex(forwardBy: 2)
             }

@@ -23,13 +23,12 @@ enum ByteClass {
         value == 0x09 || value == 0x20 || (value >= 0x21 && value <= 0x7E) || value >= 0x80
     }
 
-    /// The bytes of a request-target: URI characters (RFC 9112 §3.2 builds every form from
-    /// RFC 3986 productions: unreserved, reserved and `%`), plus `#` (a fragment, which a client
-    /// should not send; RequestTarget drops it). Spaces, controls, non-ASCII and the VCHARs no URI
-    /// holds (`"` `<` `>` `\` `^` `` ` `` `{` `|` `}`) are refused.
+    /// The bytes of a request-target: visible ASCII. RFC 9112 §3.2 builds every form from URI
+    /// characters (RFC 3986 §2), which leave out `"` `<` `>` `\` `^` `` ` `` `{` `|` `}`; clients send
+    /// those unencoded all the same and today's parser (llhttp) takes them, so they stay accepted
+    /// (RequestTarget judges the form). Spaces, controls and non-ASCII are refused.
     static let targetByte: [Bool] = (0..<256).map { value in
-        guard value >= 0x21 && value <= 0x7E else { return false }
-        return !"\"<>\\^`{|}".utf8.contains(UInt8(value))
+        value >= 0x21 && value <= 0x7E
     }
 
     @inline(__always) static func isToken(_ byte: UInt8) -> Bool { tchar[Int(byte)] }

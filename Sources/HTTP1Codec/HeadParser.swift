@@ -142,11 +142,11 @@ package struct HeadParser: Sendable {
                     guard byte &- UInt8(ascii: "0") < 10 else { return .failed(Flaw.status.error(role)) }
                     head.status = head.status * 10 + Int(byte &- UInt8(ascii: "0"))
                 } else if byte == ByteClass.sp {
-                    guard head.status >= 100 else { return .failed(Flaw.status.error(role)) }
+                    guard Self.validStatus.contains(head.status) else { return .failed(Flaw.status.error(role)) }
                     partStart = i + 1
                     state = .reasonPhrase
                 } else if byte == ByteClass.cr {
-                    guard head.status >= 100 else { return .failed(Flaw.status.error(role)) }
+                    guard Self.validStatus.contains(head.status) else { return .failed(Flaw.status.error(role)) }
                     partStart = i
                     head.reasonPhrase = i..<i
                     state = .startLineLF
@@ -230,6 +230,10 @@ package struct HeadParser: Sendable {
         }
         return .needMoreBytes
     }
+
+    /// RFC 9110 §15: "Values outside the range 100..599 are invalid." A response that carries
+    /// one is not relayed (the client gets the proxy's 502, a 5xx as §15 asks it to be treated).
+    static let validStatus = 100...599
 
     /// `HTTP/1.0` or `HTTP/1.1`, one byte at a time (the name is case-sensitive, RFC 9112 §2.6).
     private static func versionByte(_ byte: UInt8, at offset: Int) -> Bool {

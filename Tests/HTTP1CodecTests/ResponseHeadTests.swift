@@ -104,6 +104,8 @@ import Testing
         ("HTTP/1.1 20 OK\r\n\r\n", .invalidStatus),
         ("HTTP/1.1 2000 OK\r\n\r\n", .invalidStatus),
         ("HTTP/1.1 099 Low\r\n\r\n", .invalidStatus),
+        ("HTTP/1.1 052 Low\r\n\r\n", .invalidStatus),
+        ("HTTP/1.1 600 High\r\n\r\n", .invalidStatus),
         ("HTTP/1.1 200 O\u{01}K\r\n\r\n", .invalidStatus),
         ("HTTP/2.0 200 OK\r\n\r\n", .invalidVersion),
         ("HTTP/1.1  200 OK\r\n\r\n", .invalidStatus),

@@ -151,12 +151,14 @@ package struct HeadParser: Sendable {
                     head.reasonPhrase = i..<i
                     state = .startLineLF
                 } else {
-                    return .failed(Flaw.status.error(role))
+                    return .failed((byte == ByteClass.lf ? Flaw.lineEnding : Flaw.status).error(role))
                 }
             case .reasonPhrase:
                 while i < end, ByteClass.fieldByte[Int(raw[i])] { i += 1 }
                 guard i < end else { continue }
-                guard raw[i] == ByteClass.cr else { return .failed(Flaw.status.error(role)) }
+                guard raw[i] == ByteClass.cr else {
+                    return .failed((raw[i] == ByteClass.lf ? Flaw.lineEnding : Flaw.status).error(role))
+                }
                 head.reasonPhrase = partStart..<i
                 state = .startLineLF
             case .startLineLF:

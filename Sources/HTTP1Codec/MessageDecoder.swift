@@ -133,13 +133,19 @@ package struct MessageDecoder: Sendable {
 
     private mutating func nextHead(_ buffer: inout ByteBuffer) throws(HTTP1CodecError) -> Event {
         if parser.isAtStart {
-            // RFC 9112 §2.2: a server SHOULD ignore at least one empty line before a request-line.
-            // Before a status line (after a 1xx) llhttp skips them too; they frame nothing.
-            while buffer.readableBytes >= 2, buffer.getInteger(at: buffer.readerIndex, as: UInt16.self) == 0x0D0A {
-                buffer.moveReaderIndex(forwardBy: 2)
-            }
-            if buffer.readableBytes == 1, buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) == ByteClass.cr {
-                return .needMoreBytes
+            // RFC 9112 §2.2: a server SHOULD ignore at least one empty line before a request-line,
+            // and MAY take a lone LF for a line's end. Before a status line (after a 1xx) llhttp
+            // skips them too; they frame nothing. A CR without its LF is refused with the head.
+            while let first = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) {
+                if first == ByteClass.lf {
+                    buffer.moveReaderIndex(forwardBy: 1)
+                } else if first == ByteClass.cr, buffer.readableBytes == 1 {
+                    return .needMoreBytes
+                } else if first == ByteClass.cr, buffer.getInteger(at: buffer.readerIndex + 1, as: UInt8.self) == ByteClass.lf {
+                    buffer.moveReaderIndex(forwardBy: 2)
+                } else {
+                    break
+                }
             }
         }
         guard buffer.readableBytes > 0 else { return .needMoreBytes }

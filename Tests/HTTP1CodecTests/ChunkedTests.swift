@@ -31,7 +31,7 @@ import Testing
         var decoder = ChunkedDecoder(role: .request)
         var buffer = ByteBuffer(string: "5\r\nhello\r\n0\r\n\r\n")
         guard case .data(let slice) = try decoder.next(&buffer) else { Issue.record("no data"); return }
-        let sameStorage = slice.withUnsafeReadableBytes { a in buffer.withUnsafeReadableBytes { b in a.baseAddress! + 7 == b.baseAddress! } }
+        let sameStorage = slice.withUnsafeReadableBytes { a in buffer.withUnsafeReadableBytes { b in a.baseAddress! + 5 == b.baseAddress! } }
         #expect(sameStorage, "a slice, not a copy")
     }
 
@@ -69,7 +69,7 @@ import Testing
     }
 
     @Test func responseFlawsAre502() {
-        #expect(throws: HTTP1CodecError(.invalidResponse, "unparseable response (invalidChunkSize)")) {
+        #expect(throws: HTTP1CodecError(.invalidResponse, "unparseable response (invalid character in chunk size header)")) {
             try Self.decodeBody("zz\r\n", role: .response)
         }
     }

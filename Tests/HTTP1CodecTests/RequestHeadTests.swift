@@ -74,6 +74,9 @@ import Testing
         let t = decode("\r\n\r\n" + get())
         #expect(t.outcome == .clean && t.messages.count == 1)
         #expect(decode("\r\n", splits: [1]).outcome == .clean)
+        // A lone LF may end a line (RFC 9112 §2.2); a CR without its LF may not.
+        #expect(decode("\n" + get()).messages.count == 1)
+        #expect(decode("\rGET / HTTP/1.1\r\n\r\n").errorKind == "malformed_request")
     }
 
     // MARK: - Content-Length

@@ -142,9 +142,10 @@ import Testing
         #expect(throws: HTTP1CodecError(.invalidResponse, "the origin sent bytes while no request was outstanding")) {
             try decoder.next(&buffer)
         }
-        // Today's text for bytes after a response, through today's decoder.
+        // Today's verdict for bytes after a response (llhttp may see them first).
         let stray = DifferentialInput(bytes: Array("HTTP/1.1 204 No Content\r\n\r\nEVIL".utf8))
-        #expect(LegacyRunner.responseTranscript(stray).outcome == CodecRunner.transcript(stray, role: .response).outcome)
+        #expect(LegacyRunner.responseTranscript(stray).errorKind == "invalid_response")
+        #expect(CodecRunner.transcript(stray, role: .response).reason == "the origin sent bytes after the end of its response")
     }
 }
 

@@ -70,6 +70,8 @@ enum Flaw: Sendable {
     case chunkSize
     /// A chunk extension that is not `;name[=token|quoted-string]`.
     case chunkExtension
+    /// Transfer-Encoding where it cannot be (a trailer section).
+    case transferEncoding
 
     /// How NIO described the llhttp error for the same flaw (today's response reasons quote it).
     private var llhttpDescription: String {
@@ -83,6 +85,7 @@ enum Flaw: Sendable {
         case .contentLength: "invalid character in content-length header"
         case .unexpectedContentLength: "unexpected content-length header"
         case .chunkSize, .chunkExtension: "invalid character in chunk size header"
+        case .transferEncoding: "unknown (http_parser error)"
         }
     }
 
@@ -97,6 +100,7 @@ enum Flaw: Sendable {
         case .contentLength: "invalid Content-Length"
         case .unexpectedContentLength: "Content-Length is not allowed here (duplicate, or together with Transfer-Encoding)"
         case .chunkSize, .chunkExtension: "invalid chunk size in the chunked body"
+        case .transferEncoding: "invalid framing: Transfer-Encoding must end in chunked (RFC 9112 §6.3), and lines must end in CRLF"
         }
     }
 

@@ -213,7 +213,7 @@ package struct HeadParser: Sendable {
                     name: lineStart..<nameEnd, value: valueStart..<valueEnd, line: lineStart..<i + 1,
                     known: KnownField.classify(raw, lineStart..<nameEnd), kept: true
                 )
-                if let error = trailers ? nil : survey(raw, field) { return .failed(error) }
+                if let error = trailers ? Self.trailerFlaw(field)?.error(role) : survey(raw, field) { return .failed(error) }
                 head.fields.append(field)
                 state = .lineStart
             case .emptyLineLF:
@@ -231,6 +231,17 @@ package struct HeadParser: Sendable {
             return .failed(.headTooLarge(role, limits))
         }
         return .needMoreBytes
+    }
+
+    /// A framing field in a trailer section is refused, as llhttp does: framing is decided by the
+    /// head (RFC 9110 §6.5.1, RFC 9112 §7.1.2), and a peer that sends one there is confused or
+    /// probing for a parser that merges it.
+    static func trailerFlaw(_ field: FieldLine) -> Flaw? {
+        switch field.known {
+        case .contentLength: .contentLength
+        case .transferEncoding: .transferEncoding
+        default: nil
+        }
     }
 
     /// RFC 9110 §15: "Values outside the range 100..599 are invalid." A response that carries

@@ -63,6 +63,8 @@ import Testing
         ("5\r\nhello\r\n0\r\nX-A: 1\n\r\n", "invalid line ending or framing (lines must end in CRLF)"),
         ("5\r\nhello\r\n0\r\n folded: x\r\n\r\n", "invalid header field (name, value or line folding)"),
         ("5\r\nhello\r\n0\r\nBad Name: x\r\n\r\n", "invalid header field (name, value or line folding)"),
+        ("5\r\nhello\r\n0\r\nContent-Length: 5\r\n\r\n", "invalid Content-Length"),
+        ("5\r\nhello\r\n0\r\nTransfer-Encoding: chunked\r\n\r\n", "invalid framing: Transfer-Encoding must end in chunked (RFC 9112 §6.3), and lines must end in CRLF"),
     ])
     func refusedBodies(_ body: String, _ reason: String) {
         #expect(throws: HTTP1CodecError(.malformedRequest, reason)) { try Self.decodeBody(body) }
@@ -84,7 +86,7 @@ import Testing
 
     @Test func trailersAreKeptOnlyWhenATrailerMayCarryThem() throws {
         var decoder = ChunkedDecoder(role: .response)
-        var buffer = ByteBuffer(string: "0\r\nX-Sum: 1\r\nContent-Type: evil\r\nSet-Cookie: a=b\r\nHost: evil\r\nIf-Match: *\r\nServer-Timing: db\r\n\r\n")
+        var buffer = ByteBuffer(string: "0\r\nX-Sum: 1\r\nContent-Type: evil\r\nSet-Cookie: a=b\r\nHost: evil\r\nIf-Match: *\r\nServer-Timing: db\r\nTrailer: x\r\n\r\n")
         guard case .end(let trailers?) = try decoder.next(&buffer) else { Issue.record("no trailers"); return }
         #expect(trailers.fields.filter(\.kept).map { trailers.bytes.getString(at: $0.name.lowerBound, length: $0.name.count)! } == ["X-Sum", "Server-Timing"])
         var out = ByteBuffer()

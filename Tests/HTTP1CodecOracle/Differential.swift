@@ -121,7 +121,7 @@ package enum Differential {
         // 19. After an HTTP/1.0 1xx llhttp takes the connection as closed and refuses the final
         // response; the codec reads it.
         if case .error(_, let reason) = legacy.outcome, reason.contains("after completed connection: close message"),
-            let last = legacy.messages.last, last.minorVersion == 0, (100..<200).contains(last.status), codec.messages.count > agreed
+            let last = legacy.messages.last, last.minorVersion == 0, (100..<200).contains(last.status), legacy.messages.count == agreed
         {
             return nil
         }

@@ -18,6 +18,10 @@ extension HeadParser {
             var list = codings ?? []
             raw.forEachListElement(field.value) { list.append($0) }
             codings = list
+            // RFC 9110 §5.6.1 would skip the empty element of `chunked,`; llhttp does not take
+            // chunked as final there (a request: 400; a response: read until close). Parsers
+            // that disagree on framing are the smuggling vector: refused either way.
+            codingsEndEmpty = field.value.isEmpty || raw[field.value.upperBound - 1] == UInt8(ascii: ",")
         case .connection:
             raw.forEachListElement(field.value) { token in
                 if raw.equalsLowercase(token, "close") {
@@ -103,7 +107,9 @@ extension HeadParser {
         for coding in codings where !coding.allSatisfy({ ByteClass.isToken(raw[$0]) }) {
             return HTTP1CodecError(.malformedRequest, "invalid transfer coding '\(sanitized(Self.lowercased(raw, coding), limit: 40))'")
         }
-        guard raw.equalsLowercase(last, "chunked"), !codings.dropLast().contains(where: { raw.equalsLowercase($0, "chunked") }) else {
+        guard raw.equalsLowercase(last, "chunked"), !codingsEndEmpty,
+            !codings.dropLast().contains(where: { raw.equalsLowercase($0, "chunked") })
+        else {
             return HTTP1CodecError(.malformedRequest, "request Transfer-Encoding must end in chunked, applied once (RFC 9112 §6.3)")
         }
         if codings.count > 1 {
@@ -140,8 +146,8 @@ extension HeadParser {
                 return HTTP1CodecError(.invalidResponse, "Transfer-Encoding in an HTTP/1.0 response", isUnrelayable: true)
             }
             // The proxy forwards no TE but `trailers`, so any coding but a lone chunked broke the protocol.
-            guard codings.count == 1, raw.equalsLowercase(codings[0], "chunked") else {
-                let text = sanitized(Self.joined(raw, codings[...]), limit: 40)
+            guard codings.count == 1, raw.equalsLowercase(codings[0], "chunked"), !codingsEndEmpty else {
+                let text = sanitized(Self.joined(raw, codings[...]) + (codingsEndEmpty ? "," : ""), limit: 40)
                 return HTTP1CodecError(.invalidResponse, "unsupported transfer coding '\(text)'", isUnrelayable: true)
             }
             head.framing = .chunked

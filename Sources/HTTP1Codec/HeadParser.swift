@@ -57,6 +57,8 @@ package struct HeadParser: Sendable {
     /// The transfer codings of every Transfer-Encoding field, in order; nil without such a field.
     var codings: [Range<Int>]?
     var hasUpgradeField = false
+    /// The last Transfer-Encoding field is empty or ends in an empty element (`chunked,`).
+    var codingsEndEmpty = false
 
     init(role: Role, limits: HTTP1Limits, trailers: Bool = false) {
         self.role = role
@@ -86,6 +88,7 @@ package struct HeadParser: Sendable {
         contentLength = nil
         codings = nil
         hasUpgradeField = false
+        codingsEndEmpty = false
     }
 
     /// Scans from where the last call stopped. `raw` is the section's bytes from its first byte:

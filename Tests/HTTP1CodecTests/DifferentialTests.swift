@@ -55,6 +55,12 @@ import Testing
 /// 19. After an HTTP/1.0 1xx llhttp takes the connection as closed and refuses the final
 ///     response; the codec reads it. RFC 9110 §15.2 (a 1xx is interim: the final response
 ///     follows), RFC 9112 §9.3 (persistence is the final response's).
+/// 20. A Transfer-Encoding field that is empty or ends in an empty element (`chunked,`): refused.
+///     llhttp does not take chunked as final there (a request is refused today too; a response is
+///     read until the close while MessageFraming takes it for chunked, and its chunk framing is
+///     relayed as content). RFC 9110 §5.6.1 would skip the empty element, RFC 9112 §6.3 would
+///     read such a response until the close: parsers disagreeing on framing is the smuggling
+///     vector, so the codec refuses (found by the fuzzer).
 @Suite struct DifferentialTests {
     static let seeds: UInt64 = 3000
 
@@ -127,6 +133,11 @@ import Testing
         // A status code outside 100...599 (rule 17) and an empty chunk-extension name (rule 16).
         ("HTTP/1.1 052 Switching Protocols\r\nUpgrade: websocket\r\n\r\nraw", .response, .GET),
         ("POST http://o/x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2a;=b\r\nhel\r\n\r\n", .request, .GET),
+        // The fuzzer: `chunked,` (rule 20), in a request and in a response.
+        ("POST http://origin.test:8080/x HTTP/1.1\r\nHost: origin.tes\r\nTransfer-Encoding: chunked, \r\n\r\n5\r\nhello\r\n0\r\n\r\n", .request, .GET),
+        ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked,\r\nTrailer: X-Ok\r\n\r\n2\r\nok\r\n0\r\n\r\n", .response, .GET),
+        // The fuzzer: a Content-Length in a trailer section.
+        ("POST http://o/x HTTP/1.1\r\nHost: o\r\nTransfer-Encoding: chunked\r\n\r\n5;a=b\r\nhello\r\n0\r\nX-Sost: o\r\nContent-Length:\u{FF}\r\n\r\n", .request, .GET),
         // NIO spells M-SEARCH without its hyphen (the oracle's transcript).
         ("M-SEARCH * HTTP/1.1\r\nContent-Length: 0\r\n\r\n", .request, .GET),
     ]
@@ -145,6 +156,7 @@ import Testing
             ("CONNECT a.test:443 HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", .request, .GET),
             ("HTTP/1.1 407 Auth\r\nContent-Length: 4\r\n\r\nnope", .response, .CONNECT),
             ("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", .response, .CONNECT),
+            ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked,\r\n\r\n2\r\nok\r\n0\r\n\r\n", .response, .GET),
         ]
         for (text, role, method) in cases {
             let input = DifferentialInput(bytes: Array(text.utf8), method: method)

@@ -142,6 +142,16 @@ import Testing
         #expect(Self.malformed(t.reason) == expected.message)
     }
 
+    /// `chunked,` ends in an empty element: llhttp does not take chunked as final there, so the
+    /// codec refuses it too (found by the fuzzer), whatever RFC 9110 §5.6.1 says of empty elements.
+    @Test(arguments: ["chunked,", "chunked , ", "chunked,\r\nTransfer-Encoding:"])
+    func chunkedNotFinalAsWritten(_ value: String) {
+        let t = decode(post("Transfer-Encoding: \(value)\r\n", body: "5\r\nhello\r\n0\r\n\r\n"))
+        #expect(t.reason == "request Transfer-Encoding must end in chunked, applied once (RFC 9112 §6.3)", "\(value.debugDescription): \(t)")
+        let response = decode(response("HTTP/1.1 200 OK", "Transfer-Encoding: \(value)\r\n", body: "0\r\n\r\n"), .response)
+        #expect(response.errorKind == "invalid_response")
+    }
+
     @Test(arguments: ["chunked", "CHUNKED", "  chunked  ", "\tchunked", ", chunked"])
     func chunkedSpellings(_ value: String) {
         let t = decode(post("Transfer-Encoding: \(value)\r\n", body: "5;name=value\r\nhello\r\n0;x\r\n\r\n"))

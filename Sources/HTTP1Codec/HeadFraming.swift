@@ -147,7 +147,7 @@ extension HeadParser {
             }
             // The proxy forwards no TE but `trailers`, so any coding but a lone chunked broke the protocol.
             guard codings.count == 1, raw.equalsLowercase(codings[0], "chunked"), !codingsEndEmpty else {
-                let text = sanitized(Self.joined(raw, codings[...]) + (codingsEndEmpty ? "," : ""), limit: 40)
+                let text = sanitized(Self.joined(raw, codings[...]) + (codingsEndEmpty && !codings.isEmpty ? "," : ""), limit: 40)
                 return HTTP1CodecError(.invalidResponse, "unsupported transfer coding '\(text)'", isUnrelayable: true)
             }
             head.framing = .chunked

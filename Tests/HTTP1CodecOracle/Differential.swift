@@ -134,6 +134,13 @@ package enum Differential {
         {
             return nil
         }
+        // 21. A framing field in a response's trailer section: llhttp lets Transfer-Encoding
+        // through there (it refuses it in a request's), the codec refuses it in both.
+        if case .error(_, let reason) = codec.outcome, role == .response, reason.contains("unknown (http_parser error)")
+            || reason.contains("content-length"), hasFramingFieldInTrailers(input.bytes)
+        {
+            return nil
+        }
         // 7. The codec refused a message before its end; llhttp waited for more bytes.
         if codec.errorKind != nil, legacy.outcome == .truncated, codec.messages.count == agreed || legacy.messages.count == agreed {
             return nil
@@ -236,6 +243,17 @@ package enum Differential {
     /// Some chunk-size line has an extension.
     static func hasChunkExtension(_ bytes: [UInt8]) -> Bool {
         lines(bytes).contains { line in line.first.map(ByteClassHex.isHex) == true && line.contains(UInt8(ascii: ";")) }
+    }
+
+    /// A Transfer-Encoding or Content-Length line after a last-chunk line ("0", "0;ext").
+    static func hasFramingFieldInTrailers(_ bytes: [UInt8]) -> Bool {
+        var afterLastChunk = false
+        for line in lines(bytes) {
+            let text = String(decoding: line, as: UTF8.self).lowercased()
+            if text.hasPrefix("0\r") || text.hasPrefix("0;") || text.hasPrefix("00") { afterLastChunk = true }
+            if afterLastChunk && (text.hasPrefix("transfer-encoding:") || text.hasPrefix("content-length:")) { return true }
+        }
+        return false
     }
 
     /// Some Transfer-Encoding line is empty or ends in a comma.

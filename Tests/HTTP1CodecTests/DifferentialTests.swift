@@ -61,6 +61,8 @@ import Testing
 ///     relayed as content). RFC 9110 §5.6.1 would skip the empty element, RFC 9112 §6.3 would
 ///     read such a response until the close: parsers disagreeing on framing is the smuggling
 ///     vector, so the codec refuses (found by the fuzzer).
+/// 21. Transfer-Encoding in a response's trailer section: refused (llhttp refuses it only in a
+///     request's). RFC 9110 §6.5.1 (framing fields cannot be trailers), RFC 9112 §7.1.2.
 @Suite struct DifferentialTests {
     static let seeds: UInt64 = 3000
 
@@ -138,6 +140,8 @@ import Testing
         ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked,\r\nTrailer: X-Ok\r\n\r\n2\r\nok\r\n0\r\n\r\n", .response, .GET),
         // The fuzzer: a Content-Length in a trailer section.
         ("POST http://o/x HTTP/1.1\r\nHost: o\r\nTransfer-Encoding: chunked\r\n\r\n5;a=b\r\nhello\r\n0\r\nX-Sost: o\r\nContent-Length:\u{FF}\r\n\r\n", .request, .GET),
+        // The fuzzer: Transfer-Encoding in a response's trailers (rule 21).
+        ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-A: 1\r\nTransfer-Encoding: gzip\r\n\r\n", .response, .GET),
         // NIO spells M-SEARCH without its hyphen (the oracle's transcript).
         ("M-SEARCH * HTTP/1.1\r\nContent-Length: 0\r\n\r\n", .request, .GET),
     ]

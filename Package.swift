@@ -111,6 +111,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // The HTTP/1 codec the forward path is moving to (issue 35): a one-pass head parser that
+        // returns byte ranges, the chunked body decoder and encoder, and a head writer into a reused
+        // buffer. NIOCore only (no Foundation, no NIOHTTP1): ProxyHTTP stays its test-time oracle.
+        .target(
+            name: "HTTP1Codec",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio")
+            ]
+        ),
         // Who may use the proxy: client ACL and connection limits, Basic proxy credentials (htpasswd).
         .target(
             name: "ProxyAccess",
@@ -334,6 +343,21 @@ let package = Package(
             ],
             path: "Tests/TLSTestSupport"
         ),
+        // Today's HTTP/1 stack (llhttp inside ProxyHTTP's decoders, and MessageFraming's rules) as
+        // the oracle for the new codec, a message generator, and the comparison: shared by the
+        // codec tests and the libFuzzer target. Not a dependency of anything that ships.
+        .target(
+            name: "HTTP1CodecOracle",
+            dependencies: [
+                "HTTP1Codec",
+                "ProxyHTTP",
+                "ProxyKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/HTTP1CodecOracle"
+        ),
         // An in-process fake HTTPDNS service speaking every provider's wire format.
         .target(
             name: "HTTPDNSTestSupport",
@@ -404,6 +428,19 @@ let package = Package(
                 "ForwardProxy",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // The codec's strictness rules byte by byte, and a seeded differential test against today's
+        // stack (NIOHTTP1's llhttp decoders plus ProxyHTTP's framing rules).
+        .testTarget(
+            name: "HTTP1CodecTests",
+            dependencies: [
+                "HTTP1Codec",
+                "HTTP1CodecOracle",
+                "ProxyHTTP",
+                "ProxyKit",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
@@ -556,6 +593,8 @@ if Context.environment["HTTPDNS_PROXY_FUZZ"] == "1" {
                 "ProxyHTTP",
                 "TransparentProxy",
                 "HTTPDNS",
+                "HTTP1Codec",
+                "HTTP1CodecOracle",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Fuzz/ParserFuzz",

@@ -4,15 +4,16 @@
 #   scripts/fuzz.sh TARGET SECONDS     one target
 #   scripts/fuzz.sh all SECONDS        every target in turn, SECONDS each
 #
-# Targets: request-target, header-rewriter, dns-wire, doh-json, alibaba-json, static-list, client-hello, dns-query
-# (Fuzz/ParserFuzz/ParserFuzz.swift says what each feeds and which invariants it asserts).
+# Targets: request-target, header-rewriter, dns-wire, doh-json, alibaba-json, static-list, client-hello, dns-query,
+# codec-request, codec-response (Fuzz/ParserFuzz/ParserFuzz.swift says what each feeds and which invariants it
+# asserts; the codec targets compare the HTTP1Codec module with today's stack and trap on a disagreement).
 # The committed seed corpus is Fuzz/corpus/TARGET; new inputs go to .build-fuzz/corpus/TARGET,
 # crashes to .build-fuzz/crashes/TARGET/. Not run by CI: it is a tool, its findings become
 # regression unit tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGETS=(request-target header-rewriter dns-wire doh-json alibaba-json static-list client-hello dns-query)
+TARGETS=(request-target header-rewriter dns-wire doh-json alibaba-json static-list client-hello dns-query codec-request codec-response)
 target=${1:?usage: scripts/fuzz.sh TARGET|all SECONDS}
 seconds=${2:?usage: scripts/fuzz.sh TARGET|all SECONDS}
 

@@ -2,6 +2,8 @@
 // scripts/fuzz.sh (HTTPDNS_PROXY_FUZZ=1 adds this target to the package); the environment
 // variable FUZZ_TARGET picks the parser.
 import Foundation
+import HTTP1Codec
+import HTTP1CodecOracle
 import HTTPDNS
 import NIOHTTP1
 @testable import ProxyHTTP
@@ -17,12 +19,14 @@ enum FuzzTarget: String {
     case staticList = "static-list"
     case clientHello = "client-hello"
     case dnsQuery = "dns-query"
+    case codecRequest = "codec-request"
+    case codecResponse = "codec-response"
 }
 
 let target: FuzzTarget = {
     let name = ProcessInfo.processInfo.environment["FUZZ_TARGET"] ?? ""
     guard let target = FuzzTarget(rawValue: name) else {
-        fatalError("set FUZZ_TARGET to one of: request-target, header-rewriter, dns-wire, doh-json, alibaba-json, static-list, client-hello, dns-query")
+        fatalError("set FUZZ_TARGET to one of: request-target, header-rewriter, dns-wire, doh-json, alibaba-json, static-list, client-hello, dns-query, codec-request, codec-response")
     }
     return target
 }()
@@ -58,6 +62,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         fuzzPeek(bytes)
     case .dnsQuery:
         fuzzDNSQuery(bytes)
+    case .codecRequest:
+        fuzzCodec(bytes, role: .request)
+    case .codecResponse:
+        fuzzCodec(bytes, role: .response)
     }
     return 0
 }
@@ -145,6 +153,16 @@ func fuzzDNSQuery(_ bytes: [UInt8]) {
             let answer = DNSAnswerBuilder.problem(rcode: rcode, id: id, queryFlags: flags, question: question, edns: edns)
             precondition(answer.count >= 12 && answer.count <= 12 + 259 + 11)
         }
+    }
+}
+
+/// The new HTTP/1 codec against today's stack (Tests/HTTP1CodecOracle): the first byte picks the
+/// request method a response answers, whether it asked to upgrade, and where the bytes are cut
+/// into reads (`DifferentialInput(fuzz:)`); any disagreement that is not one of the documented
+/// differences by design traps, with both transcripts.
+func fuzzCodec(_ bytes: [UInt8], role: Role) {
+    if let report = Differential.check(DifferentialInput(fuzz: bytes), role: role) {
+        preconditionFailure("codec disagreement:\n\(report)")
     }
 }
 

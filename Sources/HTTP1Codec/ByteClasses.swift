@@ -1,0 +1,138 @@
+/// Byte classes of RFC 9110 §5.6 and RFC 9112, as 256-entry tables: the scanners test one byte
+/// with one load instead of a chain of range comparisons.
+enum ByteClass {
+    static let cr = UInt8(ascii: "\r")
+    static let lf = UInt8(ascii: "\n")
+    static let sp = UInt8(ascii: " ")
+    static let htab = UInt8(ascii: "\t")
+
+    /// tchar (RFC 9110 §5.6.2): the bytes of a token (methods, field names, transfer codings).
+    static let tchar: [Bool] = (0..<256).map { value in
+        let byte = UInt8(value)
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    /// field-vchar plus the spaces inside a value (RFC 9110 §5.5): VCHAR, obs-text, SP and HTAB.
+    /// Everything else (NUL, CR, LF and the other controls, DEL) is refused in a field value.
+    static let fieldByte: [Bool] = (0..<256).map { value in
+        value == 0x09 || value == 0x20 || (value >= 0x21 && value <= 0x7E) || value >= 0x80
+    }
+
+    /// The bytes of a request-target: visible ASCII. RFC 9112 §3.2 builds every form from URI
+    /// characters (RFC 3986 §2), which leave out `"` `<` `>` `\` `^` `` ` `` `{` `|` `}`; clients send
+    /// those unencoded all the same and today's parser (llhttp) takes them, so they stay accepted
+    /// (RequestTarget judges the form). Spaces, controls and non-ASCII are refused.
+    static let targetByte: [Bool] = (0..<256).map { value in
+        value >= 0x21 && value <= 0x7E
+    }
+
+    @inline(__always) static func isToken(_ byte: UInt8) -> Bool { tchar[Int(byte)] }
+
+    @inline(__always) static func isSpace(_ byte: UInt8) -> Bool { byte == sp || byte == htab }
+
+    /// The value of a hex digit, or nil.
+    @inline(__always) static func hexValue(_ byte: UInt8) -> Int? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(byte &- UInt8(ascii: "0"))
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): Int(byte &- UInt8(ascii: "a")) + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): Int(byte &- UInt8(ascii: "A")) + 10
+        default: nil
+        }
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// The bytes in `range` equal `lowercase` (a lowercase ASCII literal), folding A-Z only.
+    func equalsLowercase(_ range: Range<Int>, _ lowercase: StaticString) -> Bool {
+        guard range.count == lowercase.utf8CodeUnitCount else { return false }
+        let name = lowercase.utf8Start
+        var k = 0
+        for index in range {
+            let byte = self[index]
+            let folded = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+            if folded != name[k] { return false }
+            k += 1
+        }
+        return true
+    }
+
+    /// Two ranges hold the same bytes, ignoring ASCII letter case.
+    func equalsIgnoringCase(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+        guard a.count == b.count else { return false }
+        var j = b.lowerBound
+        for i in a {
+            let x = self[i]
+            let y = self[j]
+            if x != y {
+                let fx = x &- UInt8(ascii: "A") < 26 ? x | 0x20 : x
+                let fy = y &- UInt8(ascii: "A") < 26 ? y | 0x20 : y
+                if fx != fy { return false }
+            }
+            j += 1
+        }
+        return true
+    }
+
+    /// The comma-separated elements of a list value (RFC 9110 §5.6.1) without the spaces around
+    /// them; empty elements are skipped.
+    func forEachListElement(_ value: Range<Int>, _ body: (Range<Int>) -> Void) {
+        var start = value.lowerBound
+        while start < value.upperBound {
+            var end = start
+            while end < value.upperBound, self[end] != UInt8(ascii: ",") { end += 1 }
+            var first = start
+            var last = end
+            while first < last, ByteClass.isSpace(self[first]) { first += 1 }
+            while last > first, ByteClass.isSpace(self[last - 1]) { last -= 1 }
+            if first < last { body(first..<last) }
+            start = end + 1
+        }
+    }
+
+    /// The bytes in `range` equal `literal` exactly (case-sensitive).
+    func equals(_ range: Range<Int>, _ literal: StaticString) -> Bool {
+        guard range.count == literal.utf8CodeUnitCount else { return false }
+        let bytes = literal.utf8Start
+        var k = 0
+        for index in range {
+            if self[index] != bytes[k] { return false }
+            k += 1
+        }
+        return true
+    }
+
+    /// The bytes in `range` as text.
+    func string(_ range: Range<Int>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: self[range]), as: UTF8.self)
+    }
+}
+
+/// Text from a peer as it may appear in an error reason: at most `limit` bytes, printable ASCII
+/// only (other bytes, and `<`, `>`, `&`, `"`, `'` and `\`, as `\xHH`), then "..." when cut. The
+/// same rule as ProxyKit's `ProxyError.sanitized`, so reasons read the same after integration.
+func sanitized(_ text: String, limit: Int) -> String {
+    var out = ""
+    var count = 0
+    let hex = Array("0123456789ABCDEF".utf8)
+    for byte in text.utf8 {
+        if count >= limit {
+            out += "..."
+            break
+        }
+        switch byte {
+        case 0x20...0x7E where !"<>&\"'\\".utf8.contains(byte):
+            out.unicodeScalars.append(Unicode.Scalar(byte))
+        default:
+            out += "\\x"
+            out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
+            out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0xF)]))
+        }
+        count += 1
+    }
+    return out
+}

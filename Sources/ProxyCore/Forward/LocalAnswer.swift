@@ -1,7 +1,7 @@
 import NIOHTTP1
 
 /// A response the proxy gives itself instead of forwarding the request.
-struct LocalAnswer: Equatable {
+struct LocalAnswer {
     var head: HTTPResponseHead
     var body: String
 

@@ -22,7 +22,7 @@ enum RequestIntake {
     /// A request head arrived (`started`). Before anything else an unauthenticated client is
     /// refused: it learns nothing of targets or resolution.
     static func head(
-        _ head: RequestHead, started: NIODeadline, draining: Bool, settings: borrowing Settings, credentials: VerifiedCredentials,
+        _ head: RequestHead, started: NIODeadline, draining: Bool, settings: borrowing Settings, credentials: borrowing VerifiedCredentials,
         lifecycle: inout ConnectionLifecycle
     ) -> Decision {
         guard let authenticator = settings.authenticator else {

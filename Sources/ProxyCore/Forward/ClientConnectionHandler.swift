@@ -177,7 +177,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         while let context {
             let then = action.then
             // Consumed: the payloads move out of the action instead of being copied.
-            perform(action.effect, context: context)
+            perform((consume action).effect, context: context)
             if then.contains(.holdDecoder) { requestDecoder.hold() }
             if then.contains(.releaseDecoder) { requestDecoder.release() }
             if then.contains(.read) { context.read() }

@@ -91,7 +91,7 @@ struct ClientConnectionAction {
     var effect: Effect
     var then: Then
 
-    init(_ effect: Effect, then: Then = []) {
+    init(_ effect: consuming Effect, then: Then = []) {
         self.effect = effect
         self.then = then
     }
@@ -99,7 +99,7 @@ struct ClientConnectionAction {
 
 extension ClientConnectionAction.Effect {
     /// `effect`, after noting `blamed` (when known) as failing.
-    static func blaming(_ blamed: FailedAddress?, then effect: Self) -> Self {
+    static func blaming(_ blamed: FailedAddress?, then effect: consuming Self) -> Self {
         guard let blamed else { return effect }
         return .upstreamFailed(blamed: blamed, then: effect)
     }

@@ -226,8 +226,8 @@ struct ClientConnectionStateMachine {
         }
     }
 
-    private mutating func begin(_ decision: RequestIntake.Decision, started: NIODeadline, now: NIODeadline) -> Effect {
-        switch decision {
+    private mutating func begin(_ decision: consuming RequestIntake.Decision, started: NIODeadline, now: NIODeadline) -> Effect {
+        switch consume decision {
         case .exchange(let exchange, let route):
             state = .exchange(exchange)
             return .connectUpstream(route)
@@ -253,7 +253,7 @@ struct ClientConnectionStateMachine {
 
     /// An event of the exchange's upstream side. A dial or connect failure after the exchange ended
     /// is ignored (the handler closes a connection no action takes); the response's end ends it.
-    mutating func upstream(_ event: UpstreamEvent, now: NIODeadline) -> Action {
+    mutating func upstream(_ event: consuming UpstreamEvent, now: NIODeadline) -> Action {
         switch event {
         case .dialed:
             return finish(state.exchangeIsConnecting ? .attachDialedUpstream : .none)
@@ -268,9 +268,9 @@ struct ClientConnectionStateMachine {
             break
         }
         guard var exchange = state.takeExchange() else { return finish(Self.impossible("an upstream event outside an exchange")) }
-        let action = exchange.upstream(event, now: now, settings: settings, closeAfterExchange: &lifecycle.closeAfterExchange)
+        let action = exchange.upstream(consume event, now: now, settings: settings, closeAfterExchange: &lifecycle.closeAfterExchange)
         guard case .responseEnded(let trailers, let disposal, let log, let early, let closeClient) = action else {
-            return finish(apply(action, exchange, now: now))
+            return finish(apply(action, consume exchange, now: now))
         }
         if early { lifecycle.closeAfterExchange = true }
         if lifecycle.closeAfterExchange || closeClient {
@@ -286,11 +286,12 @@ struct ClientConnectionStateMachine {
     /// Runs `event` on the exchange in progress, moved out of the state for it (no copy).
     private mutating func onExchange(_ what: String, now: NIODeadline, _ event: (inout ExchangeStateMachine) -> ExchangeStateMachine.Action) -> Effect {
         guard var exchange = state.takeExchange() else { return Self.impossible("\(what) outside an exchange") }
-        return apply(event(&exchange), exchange, now: now)
+        let action = event(&exchange)
+        return apply(action, consume exchange, now: now)
     }
 
     /// Runs what the exchange decided; the exchange goes back into the state unless it is over.
-    private mutating func apply(_ action: ExchangeStateMachine.Action, _ exchange: consuming ExchangeStateMachine, now: NIODeadline) -> Effect {
+    private mutating func apply(_ action: consuming ExchangeStateMachine.Action, _ exchange: consuming ExchangeStateMachine, now: NIODeadline) -> Effect {
         switch action {
         case .failed(_, .cut(let log), let blamed):
             state = .closing
@@ -304,7 +305,7 @@ struct ClientConnectionStateMachine {
             state = .exchange(exchange)
         }
         let upstreamDeadline = now + settings.configuration.upstreamTimeout
-        switch action {
+        switch consume action {
         case .touched: return timer(by: upstreamDeadline)
         case .sendRequest(let head, let buffered):
             return .sendRequest(head, buffered: buffered, upstreamReads: reading.clientWritable, timer: lifecycle.scheduleTimer(by: upstreamDeadline))
@@ -377,7 +378,7 @@ struct ClientConnectionStateMachine {
 
     /// Every event ends here: a read NIO asked for while reading was not allowed goes ahead once
     /// it is (once the queue is served, when it is to be).
-    private mutating func finish(_ effect: Effect, then: Action.Then = []) -> Action {
+    private mutating func finish(_ effect: consuming Effect, then: Action.Then = []) -> Action {
         var then = then
         if reading.pendingRead, !then.contains(.serveQueue), readAllowed {
             reading.pendingRead = false

@@ -155,12 +155,12 @@ struct ExchangeStateMachine {
     /// this exchange (read, and set when an upgrade is refused: the decoder stopped parsing after
     /// the upgrade request).
     mutating func upstream(
-        _ event: UpstreamEvent,
+        _ event: consuming UpstreamEvent,
         now: NIODeadline,
         settings: borrowing ClientConnectionStateMachine.Settings,
         closeAfterExchange: inout Bool
     ) -> Action {
-        switch event {
+        switch consume event {
         case .dialed, .writabilityChanged: .none
         case .connected(let info): upstreamConnected(info, now: now)
         case .connectFailed(let error): fail(error, now: now, recordsEnabled: settings.recordsEnabled)

@@ -5,11 +5,7 @@ import NIOCore
 // credential check, and the response bytes the client reads: no HTTP encoder sits on the pipeline.
 extension ClientConnectionHandler {
     /// Checks credentials: at once when no hash is needed, else on the authenticator's threads.
-    func authenticate(_ credentials: ProxyCredentials, by authenticator: ProxyAuthenticator?, context: ChannelHandlerContext) {
-        guard let authenticator else {
-            credentialsChecked(.denied(user: credentials.user, reason: "authentication is not configured"))
-            return
-        }
+    func authenticate(_ credentials: ProxyCredentials, by authenticator: ProxyAuthenticator, context: ChannelHandlerContext) {
         if let verdict = authenticator.verdictWithoutHashing(credentials) {
             credentialsChecked(verdict)
             return

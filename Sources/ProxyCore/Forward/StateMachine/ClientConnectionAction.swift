@@ -58,9 +58,9 @@ struct ClientConnectionAction {
         case finishExchange(trailers: HeaderFields?, upstream: UpstreamDisposal, log: AccessLogRecord?, then: AfterExchange)
         /// Answer with an error (its head and body built by the machine), log it, close after the write.
         case respondWithError(ErrorAnswer, record: AccessLogRecord, closeUpstream: Bool)
-        /// Check Basic proxy credentials with `authenticator` (cached, or hashed off the event
-        /// loop); the verdict comes back through `credentialsChecked`. No authenticator: denied.
-        case authenticate(ProxyCredentials, by: ProxyAuthenticator?)
+        /// Check Basic proxy credentials with `authenticator`, the one of the request's settings
+        /// (cached, or hashed off the event loop); the verdict comes back through `credentialsChecked`.
+        case authenticate(ProxyCredentials, by: ProxyAuthenticator)
         /// Answer 407 with the challenge, log it; close after the write unless `keepAlive`.
         case refuseCredentials(ErrorAnswer, record: AccessLogRecord, keepAlive: Bool)
         /// Answer with the proxy's own response, log it, close after the write.

@@ -51,9 +51,8 @@ struct ClientConnectionStateMachine {
         return finish(.none)
     }
 
-    /// The connection became active: its idle deadline starts now. Refused at admission: the
-    /// answer goes out before anything is read. Accepted after shutdown began (it raced the
-    /// listener's close, never seeing the quiesce event): quiesced at once.
+    /// The connection became active: its idle deadline starts now. Refused at admission: answered
+    /// before anything is read. Accepted after shutdown began (missed the quiesce): quiesced now.
     mutating func activated(now: NIODeadline, draining: Bool, admission: ClientAdmission.Verdict = .admitted) -> Action {
         guard case .idle = state else { return finish(.none) }
         if let refusal = admission.error { return finish(failConnection(refusal, now: now)) }
@@ -110,9 +109,8 @@ struct ClientConnectionStateMachine {
         return finish(.closeAfterLastWrite)
     }
 
-    /// The client's decoder rejected its bytes (`error`: what the client is told). A request
-    /// being checked is answered now; the verdict that comes later finds the connection closing.
-    /// After the response started, the client sees a truncated response.
+    /// The client's decoder rejected its bytes (`error`: what the client is told), also while a
+    /// request is checked (its verdict then finds the connection closing), or cut mid-response.
     mutating func parseError(_ error: ProxyError, now: NIODeadline) -> Action {
         switch state {
         case .idle, .discardingRefusedRequest, .authenticating:
@@ -178,9 +176,8 @@ struct ClientConnectionStateMachine {
         }
     }
 
-    /// Serves the next queued part that may be handled now (`Then.serveQueue`: call again). When
-    /// none may: a queue that had overflowed, all of it answered, gets 503 and the connection
-    /// closes; below the read-ahead mark the decoder parses again.
+    /// Serves the next queued part that may be handled now (`Then.serveQueue`: call again). When none
+    /// may: after an overflow, once the queue is answered, 503 and close; the decoder may parse again.
     mutating func serveQueued(now: NIODeadline, draining: Bool) -> Action {
         if state.servesQueuedParts, let part = queue.dequeue() {
             return Action(handle(part, now: now, draining: draining), then: .serveQueue)
@@ -255,17 +252,13 @@ struct ClientConnectionStateMachine {
     /// is ignored (the handler closes a connection no action takes); the response's end ends it.
     mutating func upstream(_ event: consuming UpstreamEvent, now: NIODeadline) -> Action {
         switch event {
-        case .dialed:
-            return finish(state.exchangeIsConnecting ? .attachDialedUpstream : .none)
-        case .connectFailed where !state.exchangeIsConnecting:
-            return finish(.none)
-        case .connected(let info):
-            reading.upstreamWritable = info.writable
+        case .dialed: return finish(state.exchangeIsConnecting ? .attachDialedUpstream : .none)
+        case .connectFailed where !state.exchangeIsConnecting: return finish(.none)
+        case .connected(let info): reading.upstreamWritable = info.writable
         case .writabilityChanged(let writable):
             reading.upstreamWritable = writable
             return finish(.none)
-        default:
-            break
+        default: break
         }
         guard var exchange = state.takeExchange() else { return finish(Self.impossible("an upstream event outside an exchange")) }
         let action = exchange.upstream(consume event, now: now, settings: settings, closeAfterExchange: &lifecycle.closeAfterExchange)
@@ -376,8 +369,7 @@ struct ClientConnectionStateMachine {
         lifecycle.scheduleTimer(by: deadline).map { .scheduleTimer($0) } ?? .none
     }
 
-    /// Every event ends here: a read NIO asked for while reading was not allowed goes ahead once
-    /// it is (once the queue is served, when it is to be).
+    /// Every event ends here: a read NIO asked for while not allowed goes ahead once it is allowed.
     private mutating func finish(_ effect: consuming Effect, then: Action.Then = []) -> Action {
         var then = then
         if reading.pendingRead, !then.contains(.serveQueue), readAllowed {
@@ -387,8 +379,7 @@ struct ClientConnectionStateMachine {
         return Action(effect, then: then)
     }
 
-    /// An event that cannot happen in this state: a bug in the handler or the machine. Debug
-    /// builds stop here; release builds ignore the event (the connection goes on as it was).
+    /// An event that cannot happen in this state (a bug): debug builds stop, release builds ignore it.
     private static func impossible(_ what: String, file: StaticString = #fileID, line: UInt = #line) -> Effect {
         assertionFailure("impossible transition: \(what)", file: file, line: line)
         return .none

@@ -1,18 +1,15 @@
 import Logging
 import NIOCore
-import NIOHTTP1
 import ProxyAccess
+import ProxyHTTP
 import ProxyKit
+import ProxyUpstream
 
-// Answers the proxy writes itself (errors, local answers, 407s), the credential check, and
-// the response bytes the client reads: no HTTP encoder sits on the pipeline.
+// Answers the proxy writes itself (errors, local answers, 407s: the machine builds them), the
+// credential check, and the response bytes the client reads: no HTTP encoder sits on the pipeline.
 extension ClientConnectionHandler {
     /// Checks credentials: at once when no hash is needed, else on the authenticator's threads.
-    func authenticate(_ credentials: ProxyCredentials, context: ChannelHandlerContext) {
-        guard let authenticator = env.authenticator else {
-            credentialsChecked(.denied(user: credentials.user, reason: "authentication is not configured"))
-            return
-        }
+    func authenticate(_ credentials: ProxyCredentials, by authenticator: ProxyAuthenticator, context: ChannelHandlerContext) {
         if let verdict = authenticator.verdictWithoutHashing(credentials) {
             credentialsChecked(verdict)
             return
@@ -33,72 +30,40 @@ extension ClientConnectionHandler {
             logger.warning("proxy authentication overloaded: too many credential checks in progress")
         }
         run(machine.credentialsChecked(verdict, now: now, draining: env.isDraining))
-        drainQueue()
     }
 
-    /// Writes a short text error response, logs it, and closes the connection after the write
-    /// unless `keepAlive` (a 407 the client may answer on the same connection).
-    func respond(_ error: ProxyError, record: AccessLogRecord, keepAlive: Bool = false, context: ChannelHandlerContext) {
-        var body = context.channel.allocator.buffer(capacity: error.message.utf8.count + 1)
-        body.writeString(error.message)
-        body.writeString("\n")
-        var head = HTTPResponseHead(version: .http1_1, status: error.status)
-        head.headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
-        head.headers.add(name: "Content-Length", value: String(body.readableBytes))
-        head.headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
-        head.headers.add(name: "Cache-Control", value: "no-store")
-        head.headers.add(name: "X-Proxy-Error", value: error.shortDescription)
-        head.headers.add(name: "Proxy-Status", value: ProxyStatus.fieldValue(for: error))
-        head.headers.add(name: "X-Content-Type-Options", value: "nosniff")
-        if error.status == .proxyAuthenticationRequired, let authenticator = env.authenticator {
-            head.headers.add(name: "Proxy-Authenticate", value: authenticator.challenge)
-        }
-        if error.asksToRetryLater {
-            head.headers.add(name: "Retry-After", value: String(ProxyError.retryAfterSeconds))
-        }
-        addRequestID(of: record, to: &head)
-        var record = record
-        record.bytesDown = body.readableBytes
+    /// Writes an error answer, logs it, and closes the connection after the write unless
+    /// `keepAlive` (a 407 the client may answer on the same connection).
+    func respond(_ answer: ErrorAnswer, record: AccessLogRecord, keepAlive: Bool, context: ChannelHandlerContext) {
+        var body = context.channel.allocator.buffer(capacity: answer.body.utf8.count)
+        body.writeString(answer.body)
         // Recorded before the answer goes out: a client that sends its next request on another
         // connection (another event loop) as soon as it reads this one must find this one first
         // in the access log and /errors.
         finished(record)
         if keepAlive {
-            writeResponse(.head(head), context: context)
-            writeResponse(.body(.byteBuffer(body)), context: context)
+            writeResponse(.head(answer.head), context: context)
+            writeResponse(.body(body), context: context)
             context.flush()
         } else {
-            writeAndClose(head, body: body, context: context)
+            writeAndClose(answer.head, body: body, context: context)
         }
-        logger.debug("request failed", metadata: ["status": "\(error.status.code)", "error": "\(error.shortDescription)"])
+        logger.debug("request failed", metadata: ["status": "\(answer.error.statusCode)", "error": "\(answer.error.shortDescription)"])
     }
 
     /// Writes a response the proxy gives itself, logs it, and closes after it: the request's body
     /// (if any) is not read, so the connection cannot carry another request.
-    func respondLocally(_ answer: LocalAnswer, record: AccessLogRecord, context: ChannelHandlerContext) {
-        var head = answer.head
+    func respondLocally(_ answer: ProxyAnswer, record: AccessLogRecord, context: ChannelHandlerContext) {
         var body = context.channel.allocator.buffer(capacity: answer.body.utf8.count)
         body.writeString(answer.body)
-        head.headers.add(name: "Content-Length", value: String(body.readableBytes))
-        head.headers.add(name: "Connection", value: "close")
-        addRequestID(of: record, to: &head)
-        var record = record
-        record.bytesDown = body.readableBytes
-        writeAndClose(head, body: body, context: context)
+        writeAndClose(answer.head, body: body, context: context)
         finished(record)
     }
 
-    /// With `--request-id-header`, the request's id in that field of the proxy's own answers, as
-    /// on forwarded ones (none for bytes that never became a request).
-    private func addRequestID(of record: AccessLogRecord, to head: inout HTTPResponseHead) {
-        guard let field = machine.settings.configuration.requestIDHeader, let id = record.requestID else { return }
-        head.headers.replaceOrAdd(name: field, value: id)
-    }
-
-    func writeAndClose(_ head: HTTPResponseHead, body: ByteBuffer, context: ChannelHandlerContext) {
+    func writeAndClose(_ head: ResponseHead, body: ByteBuffer, context: ChannelHandlerContext) {
         writeResponse(.head(head), context: context)
         let written = context.eventLoop.makePromise(of: Void.self)
-        writeResponse(.body(.byteBuffer(body)), promise: written, context: context)
+        writeResponse(.body(body), promise: written, context: context)
         context.flush()
         written.futureResult.assumeIsolated().whenComplete { _ in
             context.close(promise: nil)
@@ -107,21 +72,19 @@ extension ClientConnectionHandler {
 
     /// Writes one part of a response as bytes. `promise` completes when the part's last bytes
     /// are written (with an empty write when the part has none, so that it completes in order).
-    func writeResponse(_ part: HTTPServerResponsePart, promise: EventLoopPromise<Void>? = nil, context: ChannelHandlerContext) {
+    func writeResponse(_ part: ResponsePart, promise: EventLoopPromise<Void>? = nil, context: ChannelHandlerContext) {
         let allocator = context.channel.allocator
         var last: ByteBuffer?
         switch part {
         case .head(let head):
-            last = responseWriter.head(head, allocator: allocator)
-        case .body(.byteBuffer(let buffer)):
+            last = responseWriter.head(head.storage, allocator: allocator)
+        case .body(let buffer):
             responseWriter.body(buffer, allocator: allocator) { bytes in
                 if let pending = last { context.write(wrapOutboundOut(pending), promise: nil) }
                 last = bytes
             }
-        case .body(.fileRegion):
-            preconditionFailure("the proxy never writes file regions")
         case .end(let trailers):
-            last = responseWriter.end(trailers, allocator: allocator)
+            last = responseWriter.end(trailers?.storage, allocator: allocator)
         }
         if let last {
             context.write(wrapOutboundOut(last), promise: promise)

@@ -1,5 +1,5 @@
 import NIOCore
-import NIOHTTP1
+import ProxyAccess
 import ProxyHTTP
 import ProxyKit
 import ProxyUpstream
@@ -25,50 +25,56 @@ extension ClientConnectionHandler {
         ).assumeIsolated().whenComplete { result in
             switch result {
             case .success(let connected):
-                guard self.context != nil, self.machine.wantsTunnel else {
+                guard self.context != nil else {
                     connected.channel.close(promise: nil)
                     return
                 }
-                self.switching = .dialed(connected.channel)
-                self.run(
-                    self.machine.tunnelConnected(
-                        UpstreamConnectInfo(
-                            pooled: false,
-                            dialedIP: connected.address.ipAddress,
-                            source: connected.source.rawValue,
-                            resolveMs: connected.resolveTime.milliseconds,
-                            connectMs: connected.connectTime.milliseconds
-                        )
-                    )
+                // The switch begins with this connection (`.beginTunnelSwitch`) unless the client
+                // left meanwhile.
+                self.offered = connected
+                let info = UpstreamConnectInfo(
+                    pooled: false,
+                    dialedIP: connected.address.ipAddress,
+                    source: connected.source.rawValue,
+                    resolveMs: connected.resolveTime.milliseconds,
+                    connectMs: connected.connectTime.milliseconds
                 )
+                self.run(self.machine.tunnel(.connected(info), now: self.now))
+                if let unwanted = self.offered.take() { unwanted.channel.close(promise: nil) }
             case .failure(let error):
-                guard self.context != nil, self.machine.wantsTunnel else { return }
+                guard self.context != nil else { return }
                 let proxyError = error as? ProxyError ?? ProxyError(.connectFailed, "cannot connect to \(target.host): \(error)")
-                self.run(self.machine.tunnelConnectFailed(proxyError, now: self.now))
+                self.run(self.machine.tunnel(.connectFailed(proxyError), now: self.now))
             }
         }
     }
 
     /// Starts the switch: both channels will carry raw bytes. For an upgrade the 101 goes out first
-    /// and the upstream keeps what arrives after it for the tunnel; for CONNECT the 200 goes out
-    /// once the decoder is gone (`installTunnel`). The machine hears back when the decoders are gone.
-    func beginTunnelSwitch(upgradeHead: HTTPResponseHead?, context: ChannelHandlerContext) {
+    /// and the upstream keeps what arrives after it for the tunnel; for CONNECT the dialed
+    /// connection becomes the tunnel's upstream, and the 200 goes out once the decoder is gone
+    /// (`installTunnel`). The machine hears back when the decoders are gone.
+    func beginTunnelSwitch(upgradeHead: ResponseHead?, context: ChannelHandlerContext) {
+        // The decoder is going: what arrives from now on is tunnel bytes.
+        readsRawBytes = true
         if let upgradeHead {
             guard let connection = upstream, let channel = connection.channel else {
-                run(machine.httpHandlersRemoved(succeeded: false, now: now))
+                run(machine.tunnel(.handlersRemoved(succeeded: false), now: now))
                 return
             }
             upstream = nil
             connection.startCollecting(expectingEnd: true)
             // Held before the 101 goes out: a flush that fails closes the client at once, and the
-            // close must find this connection to close it too.
+            // close must find this connection to close it too (and so leaves no `switching`).
             switching = .upgraded(connection, channel)
             writeResponse(.head(upgradeHead), context: context)
             context.flush()
-            guard self.context != nil, machine.isSwitching else { return }
-        } else if switching == nil {
-            run(machine.httpHandlersRemoved(succeeded: false, now: now))
-            return
+            guard self.context != nil, switching != nil else { return }
+        } else {
+            guard let dialed = offered.take() else {
+                run(machine.tunnel(.handlersRemoved(succeeded: false), now: now))
+                return
+            }
+            switching = .dialed(dialed.channel)
         }
         timer?.cancel()
         timer = nil
@@ -76,22 +82,24 @@ extension ClientConnectionHandler {
         // in the decoder, which hands them on as tunnel bytes when it is removed.
         TunnelSwitch.removeHTTPHandlers(client: context.pipeline.syncOperations, codec: codec, upstream: switching?.upgraded, on: context.eventLoop)
             .assumeIsolated().whenComplete { result in
-                guard self.context != nil, self.machine.isSwitching else {
-                    // The client went away meanwhile (its close closed this side already; this is
-                    // the safety net for a handler removed before that).
+                guard self.context != nil else {
+                    // A handler removed meanwhile: the safety net for a client that went away.
                     self.closeTunnelUpstream()
                     return
                 }
                 let succeeded: Bool
                 if case .success = result, self.switching?.channel.isActive == true { succeeded = true } else { succeeded = false }
-                self.run(self.machine.httpHandlersRemoved(succeeded: succeeded, now: self.now))
+                self.run(self.machine.tunnel(.handlersRemoved(succeeded: succeeded), now: self.now))
             }
     }
 
     /// The decoders are gone: glue the channels and replay what arrived during the switch.
-    func installTunnel(record: AccessLogRecord, started: NIODeadline, clientBytes: HeldBytes, sayEstablished: Bool, context: ChannelHandlerContext) {
+    func installTunnel(
+        record: AccessLogRecord, started: NIODeadline, clientBytes: HeldBytes, sayEstablished: Bool, idleTimeout: TimeAmount,
+        context: ChannelHandlerContext
+    ) {
         guard let side = switching else {
-            run(machine.tunnelInstallFailed(now: now))
+            run(machine.tunnel(.installFailed, now: now))
             return
         }
         let upstreamChannel = side.channel
@@ -114,16 +122,16 @@ extension ClientConnectionHandler {
                 clientBytes: clientBytes.parts,
                 upstreamBytes: upstreamBytes,
                 recorder: recorder,
-                idleTimeout: env.configuration.tunnelIdleTimeout
+                idleTimeout: idleTimeout
             )
         } catch {
-            run(machine.tunnelInstallFailed(now: now))
+            run(machine.tunnel(.installFailed, now: now))
             return
         }
         // Balanced by the recorder's end, which runs only for an installed tunnel.
         env.metrics?.tunnels.increment()
         env.traffic.tunnelOpened()
-        machine.tunnelInstalled()
+        run(machine.tunnel(.installed, now: now))
         switching = nil
         if sayEstablished {
             // After the install: a write that fails now closes a tunnel its recorder owns. Reads

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOHTTP1
+import ProxyAccess
 import ProxyHTTP
 import ProxyKit
 import ProxyUpstream
@@ -9,7 +10,6 @@ import ProxyUpstream
 // upstream side's events turned into machine events.
 extension ClientConnectionHandler {
     func connect(_ route: UpstreamRoute, avoiding: Set<String>, context: ChannelHandlerContext) {
-        let exchange = machine.exchangeNumber
         let key = route.poolKey
         env.connector.connect(
             host: route.host,
@@ -25,44 +25,54 @@ extension ClientConnectionHandler {
         ).assumeIsolated().whenComplete { result in
             switch result {
             case .success(let connected):
-                // Each attempt of the connector's Happy Eyeballs gets its own pipeline, so the
-                // winner's handler is looked up in the winning channel.
-                guard self.context != nil, self.machine.wantsUpstream(forExchange: exchange) else {
+                guard self.context != nil else {
                     connected.channel.close(promise: nil)
                     return
                 }
-                guard let connection = try? connected.channel.pipeline.syncOperations.handler(type: UpstreamHTTPConnection.self) else {
-                    // The channel closed and its handlers are gone already (the origin closed it
-                    // at once): as a close before use.
-                    connected.channel.close(promise: nil)
-                    self.closedBeforeUse(connected.address, error: nil)
-                    return
-                }
-                connection.dialedAddress = connected.address
-                connection.lease = ConnectionLease(source: connected.source, dialedAt: self.now, lifetime: connected.answerLifetime)
-                self.attach(
-                    connection,
-                    info: UpstreamConnectInfo(
-                        pooled: false,
-                        dialedIP: connection.dialedIP,
-                        source: connected.source.rawValue,
-                        resolveMs: connected.resolveTime.milliseconds,
-                        connectMs: connected.connectTime.milliseconds,
-                        tlsMs: connected.tls?.duration.milliseconds,
-                        tlsResumed: connected.tls?.resumed,
-                        writable: connected.channel.isWritable
-                    )
-                )
+                // The connect can complete after its exchange failed or the client left: the
+                // machine takes the connection (`.attachDialedUpstream`) only while it is wanted.
+                self.offered = connected
+                self.run(self.machine.upstream(.dialed, now: self.now))
+                if let unwanted = self.offered.take() { unwanted.channel.close(promise: nil) }
             case .failure(let error):
-                guard self.context != nil, self.machine.wantsUpstream(forExchange: exchange) else { return }
+                guard self.context != nil else { return }
                 let proxyError = error as? ProxyError ?? ProxyError(.connectFailed, "cannot connect to \(route.host): \(error)")
                 self.logger.debug(
                     "upstream connect failed",
                     metadata: ["proxy.host": "\(route.host)", "error": "\(proxyError.shortDescription)"]
                 )
-                self.run(self.machine.upstreamConnectFailed(proxyError, now: self.now))
+                self.run(self.machine.upstream(.connectFailed(proxyError), now: self.now))
             }
         }
+    }
+
+    /// Attaches the connection the last dial made (`offered`) to the exchange.
+    func attachDialed() {
+        guard let connected = offered.take() else { return }
+        // Each attempt of the connector's Happy Eyeballs gets its own pipeline, so the winner's
+        // handler is looked up in the winning channel.
+        guard let connection = try? connected.channel.pipeline.syncOperations.handler(type: UpstreamHTTPConnection.self) else {
+            // The channel closed and its handlers are gone already (the origin closed it at
+            // once): as a close before use.
+            connected.channel.close(promise: nil)
+            closedBeforeUse(connected.address, error: nil)
+            return
+        }
+        connection.dialedAddress = connected.address
+        connection.lease = ConnectionLease(source: connected.source, dialedAt: now, lifetime: connected.answerLifetime)
+        attach(
+            connection,
+            info: UpstreamConnectInfo(
+                pooled: false,
+                dialedIP: connection.dialedIP,
+                source: connected.source.rawValue,
+                resolveMs: connected.resolveTime.milliseconds,
+                connectMs: connected.connectTime.milliseconds,
+                tlsMs: connected.tls?.duration.milliseconds,
+                tlsResumed: connected.tls?.resumed,
+                writable: connected.channel.isWritable
+            )
+        )
     }
 
     /// The handlers of an upstream HTTP/1.1 connection: NIO's response decoder (which refuses bytes
@@ -85,15 +95,14 @@ extension ClientConnectionHandler {
             closedBeforeUse(connection.dialedAddress, error: connection.closeError)
             return
         }
-        connection.setReadAllowed(machine.clientWritable)
         upstream = connection
-        run(machine.upstreamConnected(info, now: now))
+        run(machine.upstream(.connected(info), now: now))
     }
 
     private func closedBeforeUse(_ address: SocketAddress?, error: (any Error)?) {
         let dialed = address.map { FailedAddress(address: $0, kind: UpstreamFailureKind(connectionError: error)) }
         logger.debug("upstream closed as soon as it was made", metadata: ["upstream.ip": "\(address?.ipAddress ?? "?")"])
-        run(machine.upstreamClosedBeforeUse(dialed: dialed, now: now))
+        run(machine.upstream(.closedBeforeUse(dialed: dialed), now: now))
     }
 }
 
@@ -107,9 +116,9 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
             return
         }
         switch part {
-        case .head(let head): run(machine.upstreamHead(head, now: now))
-        case .body(let buffer): run(machine.upstreamBody(buffer, now: now))
-        case .end(let trailers): run(machine.upstreamEnd(trailers, now: now))
+        case .head(let head): run(machine.upstream(.head(ResponseHead(head)), now: now))
+        case .body(let buffer): run(machine.upstream(.body(buffer), now: now))
+        case .end(let trailers): run(machine.upstream(.end(trailers.map(HeaderFields.init)), now: now))
         }
     }
 
@@ -119,8 +128,7 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
 
     func upstreamWritabilityChanged(_ connection: UpstreamHTTPConnection) {
         guard connection === upstream else { return }
-        machine.upstreamWritabilityChanged(connection.isWritable)
-        if machine.takePendingRead() { context?.read() }
+        run(machine.upstream(.writabilityChanged(connection.isWritable), now: now))
     }
 
     func upstreamClosed(_ connection: UpstreamHTTPConnection, error: (any Error)?) {
@@ -135,6 +143,6 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
         } else {
             reason = .closed
         }
-        run(machine.upstreamClosed(reason, dialed: dialed, now: now))
+        run(machine.upstream(.closed(reason, dialed: dialed), now: now))
     }
 }

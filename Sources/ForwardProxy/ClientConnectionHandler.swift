@@ -7,9 +7,10 @@ import ProxyKit
 import ProxyUpstream
 
 /// Runs one client connection: turns NIO events (client side, and the upstream side through
-/// `UpstreamHTTPDelegate`) into events of `ClientConnectionStateMachine` and runs the actions it
-/// returns. Every decision — pipelining, retries, early responses, upgrades, backpressure,
-/// timeouts — is the machine's; this class only does I/O.
+/// `UpstreamHTTPDelegate`) into events of `ClientConnectionStateMachine`, converting NIO's HTTP
+/// parts into the proxy's own, and runs the action every event returns. Every decision —
+/// pipelining, retries, early responses, upgrades, backpressure, timeouts, the answers the proxy
+/// writes itself — is the machine's; this class only does I/O and asks the machine nothing.
 final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = ByteBuffer
@@ -36,6 +37,12 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// The upstream side of a tunnel being set up: a dialed CONNECT target, or the connection
     /// that accepted an upgrade.
     var switching: TunnelUpstream?
+    /// A connection a dial just made, offered to the machine: the action that takes it
+    /// (`.attachDialedUpstream`, `.beginTunnelSwitch`) moves it on; one no action takes (its
+    /// exchange or tunnel ended meanwhile) is closed.
+    var offered: ConnectedUpstream?
+    /// The switch to a tunnel began: the decoder is gone or going, reads are raw tunnel bytes.
+    var readsRawBytes = false
     /// The environment's settings generation the machine was last given.
     private var settingsGeneration: Int
     /// Set on a transparent connection's HTTP pipeline: its records say so.
@@ -59,7 +66,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         self.machine = ClientConnectionStateMachine(
             settings: .init(
                 configuration: live.configuration, via: env.via, client: "?", recordsEnabled: env.recordsEnabled,
-                requiresAuthentication: live.authenticator != nil, logsPaths: env.accessLog.isEnabled,
+                authenticator: live.authenticator, logsPaths: env.accessLog.isEnabled,
                 connectionID: RequestID.nextConnection()
             ),
             now: .now()
@@ -70,8 +77,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     private func offerReloadedSettings() {
         guard env.generation != settingsGeneration else { return }
         let (live, generation) = env.current()
-        machine.reloaded(configuration: live.configuration, requiresAuthentication: live.authenticator != nil)
         settingsGeneration = generation
+        run(machine.reloaded(configuration: live.configuration, authenticator: live.authenticator))
     }
 
     /// The loop's clock (virtual on an EmbeddedEventLoop); the pool belongs to this channel's loop.
@@ -83,8 +90,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         self.context = context
         if let remote = context.channel.remoteAddress {
             let client = remote.endpointText
-            machine.settings.client = client
             logger[metadataKey: "client"] = "\(client)"
+            run(machine.clientAddressKnown(client))
         }
         if context.channel.isActive { becameActive() }
     }
@@ -123,7 +130,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let parserError = error as? HTTPParserError {
-            run(machine.parseError(parserError, requestLineLength: requestDecoder.requestLineLength, now: now))
+            let answered = RequestParseFailure.proxyError(for: parserError, requestLineLength: requestDecoder.requestLineLength)
+            run(machine.parseError(answered, now: now))
         } else if case ByteToMessageDecoderError.dataReceivedInErrorState = error {
             // Bytes after a request the decoder rejected: that rejection was answered (or is being
             // answered, after the responses before it); these get nothing.
@@ -136,15 +144,13 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     // MARK: - inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if machine.isSwitching {
-            // The decoder is gone or going: what arrives now is tunnel bytes.
-            machine.rawBytes(data)
+        if readsRawBytes {
+            run(machine.tunnel(.rawBytes(data), now: now))
             return
         }
-        let part = unwrapInboundIn(data)
+        let part = RequestPart(unwrapInboundIn(data))
         if case .head = part { offerReloadedSettings() }
         run(machine.requestPart(part, now: now, draining: env.isDraining))
-        if machine.readAheadFull { requestDecoder.hold() }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -158,7 +164,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func read(context: ChannelHandlerContext) {
-        if machine.readRequested() { context.read() }
+        run(machine.readRequested())
     }
 
     /// The first bytes of a request arrived (from the decoder).
@@ -168,10 +174,25 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     // MARK: - actions
 
+    /// Runs an action: its effect, then what follows it (the decoder gate, a read NIO asked for,
+    /// serving the requests read ahead, one after another).
     func run(_ action: consuming ClientConnectionAction) {
-        guard let context else { return }
-        // Consumed: the payloads move out of the action instead of being copied.
-        switch consume action {
+        var action = action
+        while let context {
+            let then = action.then
+            // Consumed: the payloads move out of the action instead of being copied.
+            perform((consume action).effect, context: context)
+            if then.contains(.holdDecoder) { requestDecoder.hold() }
+            if then.contains(.releaseDecoder) { requestDecoder.release() }
+            if then.contains(.read) { context.read() }
+            guard then.contains(.serveQueue) else { return }
+            offerReloadedSettings()
+            action = machine.serveQueued(now: now, draining: env.isDraining)
+        }
+    }
+
+    private func perform(_ effect: consuming ClientConnectionAction.Effect, context: ChannelHandlerContext) {
+        switch consume effect {
         case .none:
             break
         case .scheduleTimer(let deadline):
@@ -183,19 +204,22 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             } else {
                 connect(route, avoiding: [], context: context)
             }
-        case .sendRequest(let head, let buffered, let deadline):
-            upstream?.write(.head(head))
+        case .attachDialedUpstream:
+            attachDialed()
+        case .sendRequest(let head, let buffered, let upstreamReads, let deadline):
+            upstream?.setReadAllowed(upstreamReads)
+            upstream?.write(.head(head.storage))
             for part in buffered {
                 switch part {
                 case .head: break
                 case .body(let buffer): upstream?.write(.body(.byteBuffer(buffer)))
-                case .end(let trailers): upstream?.write(.end(trailers))
+                case .end(let trailers): upstream?.write(.end(trailers?.storage))
                 }
             }
             upstream?.flush()
             if let deadline { schedule(deadline, context: context) }
         case .writeUpstream(let part, let deadline):
-            upstream?.write(part)
+            upstream?.write(part.upstreamPart)
             if case .end = part { upstream?.flush() }
             if let deadline { schedule(deadline, context: context) }
         case .upstreamReads(let allowed):
@@ -206,16 +230,21 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .finishExchange(let trailers, let disposal, let log, let then):
             writeResponse(.end(trailers), context: context)
             context.flush()
-            exchangeDone(disposal, log: log, then: then, context: context)
-        case .respondWithError(let error, let record, let closeUpstream):
+            dispose(disposal)
+            if let log { finished(log) }
+            switch then {
+            case .closeAfterLastWrite: closeAfterLastWrite(context: context)
+            case .next: requestDecoder.arm(onRequestBytes)
+            }
+        case .respondWithError(let answer, let record, let closeUpstream):
             if closeUpstream { dispose(.close) }
-            respond(error, record: record, context: context)
+            respond(answer, record: record, keepAlive: false, context: context)
         case .respondLocally(let answer, let record):
             respondLocally(answer, record: record, context: context)
-        case .authenticate(let credentials):
-            authenticate(credentials, context: context)
-        case .refuseCredentials(let error, let record, let keepAlive):
-            respond(error, record: record, keepAlive: keepAlive, context: context)
+        case .authenticate(let credentials, let authenticator):
+            authenticate(credentials, by: authenticator, context: context)
+        case .refuseCredentials(let answer, let record, let keepAlive):
+            respond(answer, record: record, keepAlive: keepAlive, context: context)
             if keepAlive { requestDecoder.arm(onRequestBytes) }
         case .close(let closeUpstream, let log):
             if closeUpstream {
@@ -236,15 +265,17 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             connect(route, avoiding: failedIP.map { [$0] } ?? [], context: context)
         case .upstreamFailed(let blamed, let then):
             env.connector.recordFailure(blamed)
-            run(then)
+            perform(then, context: context)
         case .connectTunnel(let target):
             connectTunnel(target, context: context)
         case .beginTunnelSwitch(let upgradeHead):
             beginTunnelSwitch(upgradeHead: upgradeHead, context: context)
-        case .installTunnel(let record, let started, let clientBytes, let sayEstablished):
-            installTunnel(record: record, started: started, clientBytes: clientBytes, sayEstablished: sayEstablished, context: context)
+        case .installTunnel(let record, let started, let clientBytes, let sayEstablished, let idleTimeout):
+            installTunnel(
+                record: record, started: started, clientBytes: clientBytes, sayEstablished: sayEstablished, idleTimeout: idleTimeout,
+                context: context
+            )
         }
-        if machine.takePendingRead() { context.read() }
     }
 
     private func schedule(_ deadline: NIODeadline, context: ChannelHandlerContext) {
@@ -254,33 +285,6 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             self.timer = nil
             self.run(self.machine.timerFired(now: self.now))
         }
-    }
-
-    private func exchangeDone(
-        _ disposal: ClientConnectionAction.UpstreamDisposal,
-        log: AccessLogRecord?,
-        then: ClientConnectionAction.AfterExchange,
-        context: ChannelHandlerContext
-    ) {
-        dispose(disposal)
-        if let log { finished(log) }
-        switch then {
-        case .closeAfterLastWrite:
-            closeAfterLastWrite(context: context)
-        case .next:
-            requestDecoder.arm(onRequestBytes)
-            drainQueue()
-        }
-    }
-
-    /// Serves the parts read ahead that may be handled now, in order.
-    func drainQueue() {
-        offerReloadedSettings()
-        while let action = machine.serveQueued(now: now, draining: env.isDraining) {
-            run(action)
-        }
-        run(machine.queueDrained(now: now))
-        if !machine.readAheadFull { requestDecoder.release() }
     }
 
     private func dispose(_ disposal: ClientConnectionAction.UpstreamDisposal) {

@@ -1,8 +1,11 @@
 import NIOHTTP1
+import ProxyAccess
 import ProxyHTTP
+import ProxyKit
+import ProxyUpstream
 
 /// A response the proxy gives itself instead of forwarding the request.
-struct LocalAnswer: Equatable {
+struct LocalAnswer {
     var head: HTTPResponseHead
     var body: String
 

@@ -6,6 +6,7 @@ import Testing
 @testable import ProxyKit
 @testable import ProxyHTTP
 @testable import ProxyAccess
+@testable import ProxyUpstream
 @testable import ForwardProxy
 
 /// The machine's access-control and read-ahead decisions: admission at activation, the 407 flow
@@ -26,14 +27,14 @@ import Testing
         return Machine(
             settings: .init(
                 configuration: configuration, via: ViaHeader(pseudonym: "hp"), client: "127.0.0.1:5000",
-                recordsEnabled: true, requiresAuthentication: auth
+                recordsEnabled: true, authenticator: auth ? .forTests : nil
             ),
             now: Self.t0
         )
     }
 
-    private func head(_ method: HTTPMethod = .GET, _ uri: String = "http://a.test/p", _ headers: [(String, String)] = []) -> HTTPRequestHead {
-        HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: HTTPHeaders(headers))
+    private func head(_ method: HTTPMethod = .GET, _ uri: String = "http://a.test/p", _ headers: [(String, String)] = []) -> RequestHead {
+        RequestHead(method, uri, headers)
     }
 
     private func credentials(_ field: String = aliceField) -> ProxyCredentials {
@@ -51,7 +52,7 @@ import Testing
             (.overLimit(.tooManyConnections("full")), 503),
         ] {
             var m = machine()
-            guard case .respondWithError(let error, let record, let closeUpstream) = m.activated(now: Self.t0, draining: false, admission: verdict)
+            guard case .respondWithError(let error, let record, let closeUpstream) = m.activated(now: Self.t0, draining: false, admission: verdict).effect
             else {
                 Issue.record("expected an error answer for \(verdict)")
                 continue
@@ -60,8 +61,7 @@ import Testing
             #expect(record.status == status && record.error == error.message)
             #expect(!closeUpstream)
             #expect(!m.readAllowed, "nothing of the request may be read")
-            let readNow = m.readRequested()
-            #expect(!readNow)
+            #expect(m.readRequested() == .none, "a read NIO asks for waits")
             #expect(m.requestPart(.head(head()), now: at(1), draining: false) == .none, "a head that slipped through is not served")
         }
         #expect(ProxyError.tooManyConnections("x").asksToRetryLater)
@@ -78,7 +78,7 @@ import Testing
     @Test func noCredentialsGet407BeforeAnyDialAndTheConnectionStaysForTheRetry() {
         var m = machine(auth: true)
         _ = m.activated(now: Self.t0, draining: false)
-        guard case .refuseCredentials(let error, let record, let keepAlive) = m.requestPart(.head(head()), now: at(1), draining: false) else {
+        guard case .refuseCredentials(let error, let record, let keepAlive) = m.requestPart(.head(head()), now: at(1), draining: false).effect else {
             Issue.record("expected 407")
             return
         }
@@ -90,49 +90,106 @@ import Testing
         // idle timer, due at t+60, re-arms for t+61 when it fires).
         #expect(m.requestPart(.end(nil), now: at(1), draining: false) == .none)
         #expect(m.timerFired(now: at(60)) == .scheduleTimer(at(61)))
-        guard case .idle = m.state else { Issue.record("\(m.state)"); return }
+        guard case .idle = m.phase else { Issue.record("\(m.phase)"); return }
         // The retry with credentials is checked, then served.
         #expect(m.requestPart(.head(head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField)])), now: at(2), draining: false)
-            == .authenticate(credentials()))
+            == .authenticate(credentials(), by: .forTests))
         #expect(!m.readAllowed, "nothing is read while the check runs")
         #expect(m.requestPart(.end(nil), now: at(2), draining: false) == .none, "queued meanwhile")
-        #expect(m.nextQueuedPart() == nil, "queued parts wait for the verdict")
+        #expect(m.serveQueued(now: at(2), draining: false) == Machine.Action(.none, then: .releaseDecoder), "queued parts wait for the verdict")
+        #expect(m.queuedParts == 1)
         #expect(m.credentialsChecked(.allowed(user: "alice"), now: at(2), draining: false)
-            == .connectUpstream(route))
-        #expect(m.current?.record.user == "alice")
-        #expect(m.nextQueuedPart() == .end(nil), "the request's end follows the verdict")
+            == Machine.Action(.connectUpstream(route), then: .serveQueue), "then the parts that waited are served")
+        #expect(m.currentRecord?.user == "alice")
+        #expect(m.serveQueued(now: at(2), draining: false) == Machine.Action(.none, then: .serveQueue), "the request's end follows the verdict")
+        #expect(m.queuedParts == 0)
+        guard case .sendRequest(_, let buffered, _, _) = m.upstream(.connected(fresh), now: at(2)).effect else {
+            Issue.record("expected the request to go out")
+            return
+        }
+        #expect(buffered == [.end(nil)])
     }
 
     @Test func aRepeatedVerifiedFieldSkipsTheCheckAnyOtherIsCheckedAgain() {
         var m = machine(auth: true)
         _ = m.activated(now: Self.t0, draining: false)
         let withAlice = head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField)])
-        #expect(m.requestPart(.head(withAlice), now: at(1), draining: false) == .authenticate(credentials()))
+        #expect(m.requestPart(.head(withAlice), now: at(1), draining: false) == .authenticate(credentials(), by: .forTests))
         _ = m.credentialsChecked(.allowed(user: "alice"), now: at(1), draining: false)
         _ = m.requestPart(.end(nil), now: at(1), draining: false)
-        _ = m.upstreamConnected(fresh, now: at(1))
-        _ = m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"]), now: at(1))
-        _ = m.upstreamEnd(nil, now: at(1))
+        _ = m.upstream(.connected(fresh), now: at(1))
+        _ = m.upstream(.head(ResponseHead(.ok, [("Content-Length", "0")])), now: at(1))
+        _ = m.upstream(.end(nil), now: at(1))
         // The same field again: served at once, logged with the user.
         #expect(m.requestPart(.head(withAlice), now: at(2), draining: false) == .connectUpstream(route))
-        #expect(m.current?.record.user == "alice")
+        #expect(m.currentRecord?.user == "alice")
         _ = m.requestPart(.end(nil), now: at(2), draining: false)
-        _ = m.upstreamConnected(fresh, now: at(2))
-        _ = m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"]), now: at(2))
-        _ = m.upstreamEnd(nil, now: at(2))
+        _ = m.upstream(.connected(fresh), now: at(2))
+        _ = m.upstream(.head(ResponseHead(.ok, [("Content-Length", "0")])), now: at(2))
+        _ = m.upstream(.end(nil), now: at(2))
         // Another field (another user, or the same one twice) is checked again; none is refused.
         let bob = "Basic Ym9iOnB3"  // bob:pw
         #expect(m.requestPart(.head(head(.GET, "http://a.test/p", [("Proxy-Authorization", bob)])), now: at(3), draining: false)
-            == .authenticate(credentials(bob)))
+            == .authenticate(credentials(bob), by: .forTests))
         var other = machine(auth: true)
         _ = other.activated(now: Self.t0, draining: false)
         guard case .refuseCredentials = other.requestPart(
             .head(head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField), ("Proxy-Authorization", Self.aliceField)])),
-            now: at(1), draining: false)
+            now: at(1), draining: false).effect
         else {
             Issue.record("two fields must be refused")
             return
         }
+    }
+
+    /// The machine builds the answers the proxy writes itself from its settings: the 407's
+    /// challenge comes from the authenticator of the settings snapshot, which a reload replaces
+    /// from the next request on.
+    @Test func theRefusalsHeadIsBuiltFromTheSettings() throws {
+        var m = machine(auth: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        guard case .refuseCredentials(let answer, let record, true) = m.requestPart(.head(head()), now: at(1), draining: false).effect else {
+            Issue.record("expected a 407 that keeps the connection")
+            return
+        }
+        #expect(answer.head.status == .proxyAuthenticationRequired)
+        #expect(answer.body == answer.error.message + "\n")
+        #expect(record.bytesDown == answer.body.utf8.count)
+        let names = answer.head.headers.map(\.name)
+        #expect(names == [
+            "Content-Type", "Content-Length", "Connection", "Cache-Control", "X-Proxy-Error", "Proxy-Status",
+            "X-Content-Type-Options", "Proxy-Authenticate",
+        ])
+        #expect(answer.head.headers["Connection"] == ["keep-alive"])
+        #expect(answer.head.headers["Content-Length"] == ["\(answer.body.utf8.count)"])
+        #expect(answer.head.headers["Proxy-Authenticate"] == [ProxyAuthenticator.forTests.challenge])
+        #expect(answer.head.headers["Proxy-Status"] == [ProxyStatus.fieldValue(for: answer.error)])
+
+        // A reload that turns authentication off applies to the next request: it is served.
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        _ = m.reloaded(configuration: m.settings.configuration, authenticator: nil)
+        #expect(m.requestPart(.head(head()), now: at(2), draining: false) == .connectUpstream(route))
+    }
+
+    @Test func aReloadedAuthenticatorChecksTheNextRequest() throws {
+        var m = machine(auth: false)
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.reloaded(configuration: m.settings.configuration, authenticator: .forTests)
+        #expect(m.requestPart(.head(head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField)])), now: at(1), draining: false)
+            == .authenticate(credentials(), by: .forTests))
+    }
+
+    @Test func overloadAnswersSayWhenToRetry() {
+        var m = machine(auth: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField)])), now: at(1), draining: false)
+        guard case .respondWithError(let answer, _, _) = m.credentialsChecked(.busy, now: at(1), draining: false).effect else {
+            Issue.record("expected 503")
+            return
+        }
+        #expect(answer.head.headers["Retry-After"] == ["\(ProxyError.retryAfterSeconds)"])
+        #expect(answer.head.headers["Connection"] == ["close"])
+        #expect(answer.head.headers["Proxy-Authenticate"] == [], "only a 407 challenges")
     }
 
     @Test func wrongCredentialsGet407NamingTheUserNeverThePassword() {
@@ -140,7 +197,7 @@ import Testing
         _ = m.activated(now: Self.t0, draining: false)
         _ = m.requestPart(.head(head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField)])), now: at(1), draining: false)
         guard case .refuseCredentials(let error, let record, let keepAlive) = m.credentialsChecked(
-            .denied(user: "alice", reason: "wrong password"), now: at(1), draining: false)
+            .denied(user: "alice", reason: "wrong password"), now: at(1), draining: false).effect
         else {
             Issue.record("expected 407")
             return
@@ -155,7 +212,7 @@ import Testing
             var m = machine(auth: true)
             _ = m.activated(now: Self.t0, draining: false)
             guard case .refuseCredentials(let error, _, _) = m.requestPart(
-                .head(head(.GET, "http://a.test/p", [("Proxy-Authorization", field)])), now: at(1), draining: false)
+                .head(head(.GET, "http://a.test/p", [("Proxy-Authorization", field)])), now: at(1), draining: false).effect
             else {
                 Issue.record("expected 407 for \(field)")
                 continue
@@ -167,7 +224,7 @@ import Testing
     @Test func refusalsCloseWhenTheDecoderCannotGoOn() {
         // A body (not read), a CONNECT and an upgrade (the decoder stops parsing after their heads),
         // HTTP/1.0 without keep-alive, and draining all close after the 407.
-        let cases: [(HTTPRequestHead, Bool)] = [
+        let cases: [(RequestHead, Bool)] = [
             (head(.POST, "http://a.test/p", [("Content-Length", "5")]), false),
             (head(.POST, "http://a.test/p", [("Transfer-Encoding", "chunked")]), false),
             (head(.CONNECT, "a.test:443"), false),
@@ -178,7 +235,7 @@ import Testing
         for (request, draining) in cases {
             var m = machine(auth: true)
             _ = m.activated(now: Self.t0, draining: false)
-            guard case .refuseCredentials(_, let record, let keepAlive) = m.requestPart(.head(request), now: at(1), draining: draining) else {
+            guard case .refuseCredentials(_, let record, let keepAlive) = m.requestPart(.head(request), now: at(1), draining: draining).effect else {
                 Issue.record("expected 407 for \(request.method) \(request.headers)")
                 continue
             }
@@ -192,29 +249,29 @@ import Testing
         var m = machine(auth: true)
         _ = m.activated(now: Self.t0, draining: false)
         #expect(m.requestPart(.head(head(.CONNECT, "a.test:443", [("Proxy-Authorization", Self.aliceField)])), now: at(1), draining: false)
-            == .authenticate(credentials()))
-        guard case .connectTunnel(let target) = m.credentialsChecked(.allowed(user: "alice"), now: at(1), draining: false) else {
+            == .authenticate(credentials(), by: .forTests))
+        guard case .connectTunnel(let target) = m.credentialsChecked(.allowed(user: "alice"), now: at(1), draining: false).effect else {
             Issue.record("expected the tunnel dial")
             return
         }
         #expect(target.host == "a.test" && target.port == 443)
-        guard case .connectingTunnel(let record, _) = m.state else { Issue.record("\(m.state)"); return }
-        #expect(record.user == "alice")
+        #expect(m.phase == .tunnel)
+        #expect(m.currentRecord?.user == "alice")
     }
 
     @Test func aMalformedBodyDuringTheCheckIsAnsweredAtOnceAndTheVerdictIgnored() {
         var m = machine(auth: true)
         _ = m.activated(now: Self.t0, draining: false)
         let post = head(.POST, "http://a.test/p", [("Proxy-Authorization", Self.aliceField), ("Transfer-Encoding", "chunked")])
-        #expect(m.requestPart(.head(post), now: at(1), draining: false) == .authenticate(credentials()))
+        #expect(m.requestPart(.head(post), now: at(1), draining: false) == .authenticate(credentials(), by: .forTests))
         _ = m.requestPart(.body(ByteBuffer(string: "hello")), now: at(1), draining: false)
-        guard case .respondWithError(let error, _, let closeUpstream) = m.parseError(.invalidChunkSize, requestLineLength: 0, now: at(1)) else {
+        guard case .respondWithError(let error, _, let closeUpstream) = m.parseError(RequestParseFailure.proxyError(for: .invalidChunkSize, requestLineLength: 0), now: at(1)).effect else {
             Issue.record("expected an immediate 400")
             return
         }
         #expect(error.status == .badRequest && !closeUpstream)
         #expect(m.credentialsChecked(.allowed(user: "alice"), now: at(2), draining: false) == .none, "nothing is dialed afterwards")
-        #expect(m.nextQueuedPart() == nil)
+        #expect(m.queuedParts == 0)
     }
 
     @Test func bodyBeyondTheBoundDuringTheCheckIsRefusedNotDropped() {
@@ -223,11 +280,11 @@ import Testing
         let post = head(.POST, "http://a.test/p", [("Proxy-Authorization", Self.aliceField), ("Content-Length", "2000000")])
         _ = m.requestPart(.head(post), now: at(1), draining: false)
         let chunk = ByteBuffer(repeating: 0x61, count: 64 * 1024)
-        var answer = ClientConnectionAction.none
-        for _ in 0..<(Machine.maxQueuedBodyBytes / chunk.readableBytes + 1) {
+        var answer = ClientConnectionAction(.none)
+        for _ in 0..<(PipelineQueue.maxQueuedBodyBytes / chunk.readableBytes + 1) {
             answer = m.requestPart(.body(chunk), now: at(1), draining: false)
         }
-        guard case .respondWithError(let error, _, _) = answer else {
+        guard case .respondWithError(let error, _, _) = answer.effect else {
             Issue.record("expected 503 once the bound is passed")
             return
         }
@@ -239,12 +296,12 @@ import Testing
         var m = machine(auth: true)
         _ = m.activated(now: Self.t0, draining: false)
         _ = m.requestPart(.head(head(.GET, "http://a.test/p", [("Proxy-Authorization", Self.aliceField)])), now: at(1), draining: false)
-        guard case .respondWithError(let error, _, _) = m.credentialsChecked(.busy, now: at(1), draining: false) else {
+        guard case .respondWithError(let error, _, _) = m.credentialsChecked(.busy, now: at(1), draining: false).effect else {
             Issue.record("expected 503")
             return
         }
         #expect(error.status == .serviceUnavailable && error.asksToRetryLater)
-        guard case .closing = m.state else { Issue.record("\(m.state)"); return }
+        #expect(m.phase == .closing, "\(m.phase)")
     }
 
     @Test func aVerdictForNoPendingCheckIsIgnored() {
@@ -267,18 +324,18 @@ import Testing
         _ = m.activated(now: Self.t0, draining: false)
         _ = m.requestPart(.head(head()), now: at(1), draining: false)
         _ = m.requestPart(.end(nil), now: at(1), draining: false)
-        for index in 0..<Machine.readAheadRequests {
+        for index in 0..<PipelineQueue.readAheadRequests {
             #expect(!m.readAheadFull, "after \(index) queued")
             _ = m.requestPart(.head(head()), now: at(1), draining: false)
             _ = m.requestPart(.end(nil), now: at(1), draining: false)
         }
         #expect(m.readAheadFull && !m.queueOverflowed)
-        #expect(Machine.maxQueuedRequests >= (64 << 10) / 18, "one 64 KiB read of the smallest requests fits under the hard bound")
+        #expect(PipelineQueue.maxQueuedRequests >= (64 << 10) / 18, "one 64 KiB read of the smallest requests fits under the hard bound")
         // Serving the first queued request makes room again.
-        _ = m.upstreamConnected(fresh, now: at(1))
-        _ = m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"]), now: at(1))
-        _ = m.upstreamEnd(nil, now: at(1))
-        if let part = m.nextQueuedPart() { _ = m.handleQueued(part, now: at(1), draining: false) }
+        _ = m.upstream(.connected(fresh), now: at(1))
+        _ = m.upstream(.head(ResponseHead(.ok, [("Content-Length", "0")])), now: at(1))
+        _ = m.upstream(.end(nil), now: at(1))
+        #expect(m.serveQueued(now: at(1), draining: false) == Machine.Action(.connectUpstream(route), then: .serveQueue))
         #expect(!m.readAheadFull)
     }
 
@@ -287,36 +344,38 @@ import Testing
         _ = m.activated(now: Self.t0, draining: false)
         #expect(m.requestPart(.head(head()), now: at(1), draining: false) == .connectUpstream(route))
         _ = m.requestPart(.end(nil), now: at(1), draining: false)
-        for _ in 0..<(Machine.maxQueuedRequests + 3) {
+        for _ in 0..<(PipelineQueue.maxQueuedRequests + 3) {
             _ = m.requestPart(.head(head()), now: at(1), draining: false)
             _ = m.requestPart(.end(nil), now: at(1), draining: false)
         }
         #expect(m.queueOverflowed)
-        #expect(m.queued.count == Machine.maxQueuedRequests * 2, "heads and ends of the queued requests only")
-        #expect(m.queueDrained(now: at(1)) == .none, "not while earlier requests are in flight")
+        #expect(m.queuedParts == PipelineQueue.maxQueuedRequests * 2, "heads and ends of the queued requests only")
+        #expect(m.serveQueued(now: at(1), draining: false) == .none, "not while earlier requests are in flight")
 
         // Serve the first request, then every queued one.
         var served = 1
-        _ = m.upstreamConnected(fresh, now: at(1))
-        _ = m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"]), now: at(1))
-        _ = m.upstreamEnd(nil, now: at(1))
-        while let part = m.nextQueuedPart() {
-            if case .connectUpstream = m.handleQueued(part, now: at(1), draining: false) {
+        _ = m.upstream(.connected(fresh), now: at(1))
+        _ = m.upstream(.head(ResponseHead(.ok, [("Content-Length", "0")])), now: at(1))
+        _ = m.upstream(.end(nil), now: at(1))
+        var action = m.serveQueued(now: at(1), draining: false)
+        while action.then.contains(.serveQueue) {
+            if case .connectUpstream = action.effect {
                 served += 1
+            } else if case .exchange = m.phase {
+                // The request's end was served: its exchange completes.
+                _ = m.upstream(.connected(fresh), now: at(1))
+                _ = m.upstream(.head(ResponseHead(.ok, [("Content-Length", "0")])), now: at(1))
+                _ = m.upstream(.end(nil), now: at(1))
             }
-            if case .exchange = m.state, m.current?.requestComplete == true {
-                _ = m.upstreamConnected(fresh, now: at(1))
-                _ = m.upstreamHead(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"]), now: at(1))
-                _ = m.upstreamEnd(nil, now: at(1))
-            }
+            action = m.serveQueued(now: at(1), draining: false)
         }
-        #expect(served == 1 + Machine.maxQueuedRequests)
-        guard case .respondWithError(let error, _, _) = m.queueDrained(now: at(1)) else {
+        #expect(served == 1 + PipelineQueue.maxQueuedRequests)
+        guard case .respondWithError(let error, _, _) = action.effect else {
             Issue.record("expected 503 after the queued requests")
             return
         }
         #expect(error.status == .serviceUnavailable && error.asksToRetryLater)
-        guard case .closing = m.state else { Issue.record("\(m.state)"); return }
+        #expect(m.phase == .closing, "\(m.phase)")
     }
 
     @Test func queuedBodiesBeyondTheByteBoundDropTheirRequest() {
@@ -324,13 +383,13 @@ import Testing
         _ = m.activated(now: Self.t0, draining: false)
         _ = m.requestPart(.head(head()), now: at(1), draining: false)
         _ = m.requestPart(.end(nil), now: at(1), draining: false)
-        let post = head(.POST, "http://a.test/p", [("Content-Length", "\(Machine.maxQueuedBodyBytes + 1)")])
+        let post = head(.POST, "http://a.test/p", [("Content-Length", "\(PipelineQueue.maxQueuedBodyBytes + 1)")])
         _ = m.requestPart(.head(post), now: at(1), draining: false)
         let chunk = ByteBuffer(repeating: 0x61, count: 64 * 1024)
-        for _ in 0..<(Machine.maxQueuedBodyBytes / chunk.readableBytes + 1) {
+        for _ in 0..<(PipelineQueue.maxQueuedBodyBytes / chunk.readableBytes + 1) {
             _ = m.requestPart(.body(chunk), now: at(1), draining: false)
         }
         #expect(m.queueOverflowed)
-        #expect(m.queued.isEmpty, "the POST whose body overflowed is dropped whole, head included")
+        #expect(m.queuedParts == 0, "the POST whose body overflowed is dropped whole, head included")
     }
 }

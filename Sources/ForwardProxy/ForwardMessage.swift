@@ -1,0 +1,222 @@
+import NIOCore
+import NIOHTTP1
+import ProxyAccess
+import ProxyHTTP
+import ProxyKit
+import ProxyUpstream
+
+// The proxy's own message types: what `ClientConnectionStateMachine` and its sub-machines see of
+// requests and responses. They wrap the codec's values (NIOHTTP1's today) without converting them,
+// so a message costs nothing more than before; the handler converts at the boundary, and the
+// machine files never name a codec type. Replacing the codec changes the storage here, not the
+// machine.
+
+/// The header fields of a head or a trailer section.
+struct HeaderFields {
+    var storage: HTTPHeaders
+
+    init(_ storage: HTTPHeaders) {
+        self.storage = storage
+    }
+
+    init(_ fields: [(String, String)] = []) {
+        self.storage = HTTPHeaders(fields)
+    }
+
+    var isEmpty: Bool { storage.isEmpty }
+
+    /// The first value of `name` (case-insensitive).
+    func first(name: String) -> String? { storage.first(name: name) }
+
+    func contains(name: String) -> Bool { storage.contains(name: name) }
+
+    /// The values of `name`, comma-separated lists split (RFC 9110 §5.3).
+    func listValues(_ name: String) -> [Substring] { storage[canonicalForm: name] }
+
+    mutating func add(name: String, value: String) { storage.add(name: name, value: value) }
+
+    mutating func replaceOrAdd(name: String, value: String) { storage.replaceOrAdd(name: name, value: value) }
+
+    /// The trailer fields that may travel on (`MessageFraming.forwardableTrailers`).
+    static func forwardable(_ trailers: HeaderFields?) -> HeaderFields? {
+        guard let trailers else { return nil }
+        return MessageFraming.forwardableTrailers(trailers.storage).map(HeaderFields.init)
+    }
+}
+
+/// A request head as the client sent it, or as it goes upstream.
+struct RequestHead {
+    var storage: HTTPRequestHead
+
+    init(_ storage: HTTPRequestHead) {
+        self.storage = storage
+    }
+
+    var uri: String { storage.uri }
+    /// The method as written in logs (`GET`, `CONNECT`, an extension method's own name).
+    var methodName: String { storage.method.rawValue }
+    var isConnect: Bool { storage.method == .CONNECT }
+    /// TRACE and OPTIONS: `Max-Forwards` is theirs (RFC 9110 §7.6.2).
+    var honoursMaxForwards: Bool { storage.method == .TRACE || storage.method == .OPTIONS }
+    /// Idempotent (RFC 9110 §9.2.2): sending it twice does no harm.
+    var isIdempotent: Bool {
+        switch storage.method {
+        case .GET, .HEAD, .OPTIONS, .TRACE, .PUT, .DELETE: true
+        default: false
+        }
+    }
+    /// The minor HTTP version (1.0 or 1.1).
+    var minorVersion: Int { storage.version.minor }
+    var isKeepAlive: Bool { storage.isKeepAlive }
+    var fields: HeaderFields { HeaderFields(storage.headers) }
+}
+
+/// A response head from an origin, or one the proxy writes.
+struct ResponseHead {
+    var storage: HTTPResponseHead
+
+    init(_ storage: HTTPResponseHead) {
+        self.storage = storage
+    }
+
+    /// An HTTP/1.1 head answering `error` with its status.
+    init(answering error: ProxyError) {
+        self.storage = HTTPResponseHead(version: .http1_1, status: error.status)
+    }
+
+    var statusCode: Int { Int(storage.status.code) }
+    var fields: HeaderFields { HeaderFields(storage.headers) }
+
+    mutating func addField(name: String, value: String) { storage.headers.add(name: name, value: value) }
+
+    mutating func replaceOrAddField(name: String, value: String) { storage.headers.replaceOrAdd(name: name, value: value) }
+}
+
+/// A part of a request, as the client's decoder hands it on or as it goes upstream.
+enum RequestPart {
+    case head(RequestHead)
+    case body(ByteBuffer)
+    case end(HeaderFields?)
+}
+
+/// A part of a response, as it comes from the origin or goes to the client.
+enum ResponsePart {
+    case head(ResponseHead)
+    case body(ByteBuffer)
+    case end(HeaderFields?)
+}
+
+extension ProxyError {
+    /// The status code the client is answered with.
+    var statusCode: Int { Int(status.code) }
+}
+
+// MARK: - the proxy's rules, on its own types
+
+/// A request as it goes to the origin (`MessageRewriter.rewriteRequest`).
+struct OriginRequest {
+    var head: RequestHead
+    var framing: BodyFraming
+    var isUpgrade: Bool
+}
+
+/// A response as it goes to the client (`MessageRewriter.rewriteResponse`).
+struct ClientResponse {
+    var head: ResponseHead
+    /// How the body is framed towards the client.
+    var clientFraming: BodyFraming
+    /// The client connection must close after this response.
+    var closeClient: Bool
+    /// The origin will not keep the upstream connection open after this response.
+    var upstreamWillClose: Bool
+}
+
+extension RequestHead {
+    /// The Basic credentials in `Proxy-Authorization` (`ProxyCredentials.parse`).
+    var proxyCredentials: ProxyCredentials.Parsed { ProxyCredentials.parse(storage.headers) }
+
+    /// Whether the head announces a body (`MessageFraming.mayHaveBody`).
+    var mayHaveBody: Bool { MessageFraming.mayHaveBody(storage.headers) }
+
+    /// Whether `Via` names this proxy already (a loop).
+    func passedThrough(pseudonym: String) -> Bool { MessageRewriter.viaContains(storage.headers, pseudonym: pseudonym) }
+
+    /// The request's `Max-Forwards` value (`MessageRewriter.maxForwards`).
+    var maxForwards: Int? { MessageRewriter.maxForwards(storage.headers) }
+
+    /// The client's own request id in `field`, when it is one to pass on (`RequestID.clientValue`).
+    func clientRequestID(field: String) -> String? { RequestID.clientValue(storage.headers, field: field) }
+
+    /// The request as it goes to the origin (`MessageRewriter.rewriteRequest`).
+    func forOrigin(target: RequestTarget, via: ViaHeader, requestID: (name: String, value: String)?) throws(ProxyError) -> OriginRequest {
+        let rewritten = try MessageRewriter.rewriteRequest(storage, target: target, via: via, requestID: requestID)
+        return OriginRequest(head: RequestHead(rewritten.head), framing: rewritten.framing, isUpgrade: rewritten.isUpgrade)
+    }
+
+    /// The proxy's own answer to TRACE or OPTIONS with `Max-Forwards: 0` (`LocalAnswer`), before
+    /// the fields every answer of its own carries.
+    func maxForwardsZeroAnswer(via: ViaHeader) -> (head: ResponseHead, body: String) {
+        let answer = LocalAnswer.forMaxForwardsZero(storage, via: via)
+        return (ResponseHead(answer.head), answer.body)
+    }
+}
+
+extension ResponseHead {
+    /// An interim (1xx) response as it goes to an HTTP/1.1 client: its status, without hop-by-hop fields.
+    var interimForClient: ResponseHead {
+        var interim = HTTPResponseHead(version: .http1_1, status: storage.status)
+        for (name, value) in storage.headers where !MessageRewriter.isHopByHop(name) {
+            interim.headers.add(name: name, value: value)
+        }
+        return ResponseHead(interim)
+    }
+
+    /// The response as it goes to the client that sent `request` (`MessageRewriter.rewriteResponse`).
+    func forClient(of request: RequestHead, clientKeepAlive: Bool, isUpgradeResponse: Bool, via: ViaHeader) throws(ProxyError) -> ClientResponse {
+        let rewritten = try MessageRewriter.rewriteResponse(
+            storage,
+            requestMethod: request.storage.method,
+            clientVersion: request.storage.version,
+            clientKeepAlive: clientKeepAlive,
+            isUpgradeResponse: isUpgradeResponse,
+            via: via
+        )
+        return ClientResponse(
+            head: ResponseHead(rewritten.head),
+            clientFraming: rewritten.clientFraming,
+            closeClient: rewritten.closeClient,
+            upstreamWillClose: rewritten.upstreamWillClose
+        )
+    }
+}
+
+// MARK: - conversions at the handler
+
+extension RequestPart {
+    init(_ part: HTTPServerRequestPart) {
+        switch part {
+        case .head(let head): self = .head(RequestHead(head))
+        case .body(let buffer): self = .body(buffer)
+        case .end(let trailers): self = .end(trailers.map(HeaderFields.init))
+        }
+    }
+
+    /// The part as the upstream connection writes it.
+    var upstreamPart: HTTPClientRequestPart {
+        switch self {
+        case .head(let head): .head(head.storage)
+        case .body(let buffer): .body(.byteBuffer(buffer))
+        case .end(let trailers): .end(trailers?.storage)
+        }
+    }
+}
+
+extension ResponsePart {
+    init(_ part: HTTPClientResponsePart) {
+        switch part {
+        case .head(let head): self = .head(ResponseHead(head))
+        case .body(let buffer): self = .body(buffer)
+        case .end(let trailers): self = .end(trailers.map(HeaderFields.init))
+        }
+    }
+}

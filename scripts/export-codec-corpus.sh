@@ -7,4 +7,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build --build-tests >&2
 HTTP1CODEC_EXPORT_CORPUS=1 swift test --skip-build --filter exportCodecCorpus >&2
-echo "codec-request: $(ls Fuzz/corpus/codec-request | wc -l) files, codec-response: $(ls Fuzz/corpus/codec-response | wc -l) files"
+echo "codec-request: $(find Fuzz/corpus/codec-request -type f | wc -l) files, codec-response: $(find Fuzz/corpus/codec-response -type f | wc -l) files"

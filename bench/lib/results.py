@@ -83,7 +83,7 @@ class Run:
         self.t0 = time.monotonic()
         self.doc = {
             "kind": kind, "name": args.name, "source": "measured",
-            "command": "bench/bench " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+            "command": shown_command(sys.argv[1:]),
             "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "seconds": None, "complete": False, "revision": None,
             "machine": machine(),
@@ -112,9 +112,23 @@ class Run:
 
 
 def relpath(path):
-    """A path inside the repository relative to it; any other as it is."""
+    """A path inside the repository relative to it; any other by its file name alone (results are
+    committed: they name no directory of the machine they were measured on)."""
     p = Path(path).resolve()
-    return str(p.relative_to(REPO)) if p.is_relative_to(REPO) else str(path)
+    if p.is_relative_to(REPO):
+        return str(p.relative_to(REPO))
+    return p.name if Path(path).is_absolute() else str(path)
+
+
+def shown_command(argv):
+    """The command line as the results record it: absolute paths (also in `--flag=PATH`) shown
+    as `relpath` shows them."""
+    def shown(arg):
+        flag, eq, value = arg.partition("=")
+        if eq and value.startswith("/"):
+            return flag + "=" + relpath(value)
+        return relpath(arg) if arg.startswith("/") else arg
+    return "bench/bench " + " ".join(shlex.quote(shown(a)) for a in argv)
 
 
 def write(doc, path):

@@ -101,6 +101,20 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(args.name, "dns")
         self.assertIsInstance(args, argparse.Namespace)
 
+    def test_recorded_commands_name_no_directory_outside_the_repository(self):
+        inside = str(results.REPO / "bench" / "out" / "x.log")
+        self.assertEqual(
+            results.shown_command(["ab", "--base-bin", "/opt/builds/old/httpdns-proxy", "--out=/var/tmp/o", inside]),
+            "bench/bench ab --base-bin httpdns-proxy --out=o bench/out/x.log",
+        )
+        self.assertEqual(results.relpath("relative/path"), "relative/path")
+
+    def test_committed_results_name_no_directory_outside_the_repository(self):
+        for path in sorted(results.RESULTS.glob("*.json")):
+            with self.subTest(path.name):
+                self.assertNotRegex(path.read_text(), r'"/(tmp|home|root|work|var|opt)/')
+                self.assertNotRegex(path.read_text(), r'[ =]/(tmp|home|root|work|var|opt)/')
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -518,6 +518,7 @@ let package = Package(
             name: "DNSListenerTests",
             dependencies: [
                 "DNSListener",
+                "ProxyKit",
                 "ProxyUpstream",
                 "HTTPDNS",
                 "ProxyConfig",

@@ -279,5 +279,23 @@ else:
     if not service["spec"]["selector"].items() <= daemonset["spec"]["template"]["metadata"]["labels"].items():
         fail(f"Service {service['metadata']['name']} does not select the DaemonSet's pods")
 
+# ---- 6. the NodeLocal cache listens where its rules put the address, and asks kube-dns ---------
+for _kind, spec in pod_specs(ROOT / "deploy/kubernetes/nodelocal-daemonset.yaml"):
+    if not spec.get("hostNetwork"):
+        fail("nodelocal-daemonset.yaml: the DaemonSet must use hostNetwork (the address is on the node)")
+    rules = " ".join(" ".join(c.get("args", [])) for c in spec.get("initContainers", []))
+    found = re.search(r"nodelocal-rules --address (\S+) --port (\d+)", rules)
+    env = {e["name"]: e.get("value") for c in spec["containers"] for e in c.get("env", [])}
+    listen = env.get("HTTPDNS_PROXY_DNS_LISTEN")
+    if found and listen == f"{found[1]}:{found[2]}":
+        ok(f"nodelocal-daemonset.yaml: the DNS listener ({listen}) is where nodelocal-rules puts the address")
+    else:
+        fail(f"nodelocal-daemonset.yaml: nodelocal-rules makes {found and found.groups()}, the listener is {listen}")
+    zones = env.get("HTTPDNS_PROXY_DNS_FORWARD_ZONE") or ""
+    if "cluster.local=" in zones and found and found[1] not in zones:
+        ok("nodelocal-daemonset.yaml: cluster.local goes to kube-dns by address, never to the listener's own")
+    else:
+        fail(f"nodelocal-daemonset.yaml: dns-forward-zone {zones!r} must send cluster.local to kube-dns's address")
+
 print(f"deploy examples: {len(failures)} failed" if failures else "deploy examples: all checks passed")
 sys.exit(1 if failures else 0)

@@ -29,6 +29,7 @@ HTTPDNS_PROXY_FUZZ=1 swift build --target ParserFuzz
 bash scripts/netns-test.sh "$(swift build --show-bin-path)/httpdns-proxy"
 bash scripts/transparent-netns-test.sh "$(swift build --show-bin-path)/httpdns-proxy"
 bash scripts/fleet-netns-test.sh "$(swift build --show-bin-path)/httpdns-proxy"
+bash scripts/nodelocal-netns-test.sh "$(swift build --show-bin-path)/httpdns-proxy"
 # One test at a time: many end-to-end helpers block while they wait for a child process or a
 # socket, and with two cores the concurrency pool is two threads wide, so tests run in parallel
 # could starve each other's async work into time-outs. The whole suite serially takes under a minute.

@@ -1,4 +1,5 @@
 import ProxyConfig
+import ProxyKit
 
 /// The netfilter rules that send a pod's outbound TCP to the transparent listener, as iptables /
 /// ip6tables commands (nat table, OUTPUT; works with the nft and legacy backends alike):
@@ -54,15 +55,7 @@ package struct TransparentRules: Sendable, Equatable {
     }
 
     /// One command; `mayFail` ones remove what an earlier run left (absent the first time).
-    package struct Command: Sendable, Equatable {
-        package var arguments: [String]
-        package var mayFail: Bool
-
-        /// As a shell line.
-        package var line: String {
-            arguments.joined(separator: " ") + (mayFail ? " 2>/dev/null || true" : "")
-        }
-    }
+    package typealias Command = SetupCommand
 
     /// Removes the rules (also the first step of `install`).
     package var removal: [Command] {

@@ -4,7 +4,7 @@ import ProxyConfig
 /// default subcommand, so a misspelt subcommand (`serv`) reached serve as a stray argument with no
 /// hint, and `help foo` printed the top-level help and exited 0.
 enum CommandLineCheck {
-    static let subcommands = ["serve", "resolve", "healthcheck", "config", "transparent-rules"]
+    static let subcommands = ["serve", "resolve", "healthcheck", "config", "transparent-rules", "nodelocal-rules"]
 
     /// The usage error for `arguments` (without the program name), or nil to let ArgumentParser parse.
     static func problem(in arguments: [String]) -> String? {

@@ -17,7 +17,8 @@ struct HTTPDNSProxyCommand: AsyncParsableCommand {
 
             """ + "\n" + OptionHelp.groupedServeOptions,
         version: BuildInfo.versionText,
-        subcommands: [ServeCommand.self, ResolveCommand.self, HealthcheckCommand.self, ConfigCommand.self, TransparentRulesCommand.self],
+        subcommands: [ServeCommand.self, ResolveCommand.self, HealthcheckCommand.self, ConfigCommand.self, TransparentRulesCommand.self,
+                      NodeLocalRulesCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 
@@ -58,6 +59,7 @@ struct HTTPDNSProxyCommand: AsyncParsableCommand {
         case is ResolveCommand: ["resolve"]
         case is HealthcheckCommand: ["healthcheck"]
         case is TransparentRulesCommand: ["transparent-rules"]
+        case is NodeLocalRulesCommand: ["nodelocal-rules"]
         default: ["serve"]
         }
         return (["httpdns-proxy"] + path + ["--help"]).joined(separator: " ")

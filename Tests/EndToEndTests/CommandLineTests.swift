@@ -122,6 +122,20 @@ struct CommandLineTests {
         #expect(try ResolveRun.run(["transparent-rules", "--remove"]).status == 0)
     }
 
+    /// The NodeLocal set-up prints a script by default and refuses what pods could not reach.
+    @Test func nodelocalRulesPrintAScriptAndRefuseBadAddresses() throws {
+        let script = try ResolveRun.run(["nodelocal-rules"])
+        #expect(script.status == 0, "\(script.stderr)")
+        #expect(script.stdout.hasPrefix("#!/bin/sh\n"), "\(script.stdout)")
+        #expect(script.stdout.contains("ip addr replace 169.254.20.10/32 dev nodelocaldns\n"), "\(script.stdout)")
+        #expect(script.stdout.contains("-d 169.254.20.10 -p udp --dport 53 -j NOTRACK\n"), "\(script.stdout)")
+        let loopback = try ResolveRun.run(["nodelocal-rules", "--address", "127.0.0.1"])
+        #expect(loopback.status == 64 && loopback.stdout.isEmpty, "\(loopback.stdout)")
+        #expect(loopback.stderr.contains("--address 127.0.0.1 is a loopback address"), "\(loopback.stderr)")
+        let bad = try ResolveRun.run(["nodelocal-rules", "--address", "169.254.20"])
+        #expect(bad.status == 64 && bad.stderr.contains("--address 169.254.20: expected an IPv4 address"), "\(bad.stderr)")
+    }
+
     @Test func configCheckPrintsTheEffectiveConfigurationRedacted() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("config-check-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

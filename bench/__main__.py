@@ -8,7 +8,7 @@ and count; everything a run starts is stopped when it ends. Not run by CI.
 import argparse
 import sys
 
-from . import ab, compare, connect_by_ip, dns_listener, perf_summary, pinned, report, soak, tls, transparent
+from . import ab, allocs, compare, connect_by_ip, dns_listener, perf_summary, pinned, report, soak, tls, transparent
 from .lib.proc import Fail
 
 COMMANDS = [
@@ -18,6 +18,8 @@ COMMANDS = [
      {"tunnels": True}),
     ("ab", ab, "before/after: CPU per request of two binaries (or two flag sets) in one run", {}),
     ("pinned", pinned, "one connection, one core: CPU, system calls and allocations per request", {}),
+    ("allocs", allocs, "heap allocations per request of a release build against committed thresholds (--check)",
+     {}),
     ("soak", soak, "1,000,000 mixed and hostile requests: no leaked memory or descriptors", {}),
     ("dns", dns_listener, "the DNS listener under dnsperf beside unbound and dnsmasq", {}),
     ("tls", tls, "TLS origination: pooled, resumed and full handshakes", {}),

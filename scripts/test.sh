@@ -34,3 +34,8 @@ bash scripts/nodelocal-netns-test.sh "$(swift build --show-bin-path)/httpdns-pro
 # socket, and with two cores the concurrency pool is two threads wide, so tests run in parallel
 # could starve each other's async work into time-outs. The whole suite serially takes under a minute.
 swift test --skip-build --no-parallel "$@"
+# Heap allocations per keep-alive request of a release build, held to bench/alloc-thresholds.json
+# (a count, not a time: one allocation more per request fails here). Builds in .build-bench.
+allocs_results="$(mktemp -d)"
+python3 -m bench allocs --check --results "$allocs_results" --out "$allocs_results"
+rm -rf "$allocs_results"

@@ -9,7 +9,7 @@ import unittest
 from pathlib import Path
 
 from bench import __main__ as cli
-from bench import connect_by_ip, dns_listener, pinned, report
+from bench import allocs, connect_by_ip, dns_listener, pinned, report
 from bench.lib import results, wrk
 
 
@@ -100,6 +100,22 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(Path(args.results), results.RESULTS)
         self.assertEqual(args.name, "dns")
         self.assertIsInstance(args, argparse.Namespace)
+
+    def test_an_allocation_over_its_threshold_fails_and_a_whole_one_under_is_noted(self):
+        figure = {"access-log-off": {"per_request": 12.02}, "access-log-on": {"per_request": 13.01}}
+        failures, notes = allocs.judge(figure, {"access-log-off": 12.5, "access-log-on": 12.5})
+        self.assertEqual(failures, ["access-log-on: 13.010 allocations per request, threshold 12.50"])
+        self.assertEqual(notes, [])
+        failures, notes = allocs.judge({"access-log-off": {"per_request": 4.0}}, {"access-log-off": 12.5})
+        self.assertEqual(failures, [])
+        self.assertIn("lower it", notes[0])
+        failures, _ = allocs.judge({"new-variant": {"per_request": 1.0}}, {})
+        self.assertEqual(len(failures), 1)
+
+    def test_committed_allocation_thresholds_cover_every_variant(self):
+        import json
+        thresholds = json.loads(allocs.THRESHOLDS.read_text())["per_request"]
+        self.assertEqual(set(thresholds), set(allocs.VARIANTS))
 
     def test_recorded_commands_name_no_directory_outside_the_repository(self):
         inside = str(results.REPO / "bench" / "out" / "x.log")

@@ -185,6 +185,15 @@ let package = Package(
             ]
         ),
         // Transparent interception: original destination, the ClientHello/Host peek, the plan.
+        // SOCKS5 (RFC 1928, 1929) and SOCKS4/4a: the handshake as a value with no I/O.
+        .target(
+            name: "SOCKSProxy",
+            dependencies: [
+                "ProxyKit",
+                "ProxyConfig",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         .target(
             name: "TransparentProxy",
             dependencies: [
@@ -501,6 +510,15 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "SOCKSProxyTests",
+            dependencies: [
+                "SOCKSProxy",
+                "ProxyKit",
+                "ProxyConfig",
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(

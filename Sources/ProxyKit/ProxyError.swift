@@ -45,7 +45,7 @@ package struct ProxyError: Error, Sendable, CustomStringConvertible {
         package static let unsupportedScheme = Kind(.unsupportedScheme)
         static let methodNotAllowed = Kind(.methodNotAllowed)
         package static let notImplemented = Kind(.notImplemented)
-        static let connectPortDenied = Kind(.connectPortDenied)
+        package static let connectPortDenied = Kind(.connectPortDenied)
         package static let destinationDenied = Kind(.destinationDenied)
         package static let loopDetected = Kind(.loopDetected)
         package static let resolveFailed = Kind(.resolveFailed)

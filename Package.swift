@@ -190,7 +190,10 @@ let package = Package(
             name: "SOCKSProxy",
             dependencies: [
                 "ProxyKit",
+                "ProxyAccess",
+                "ForwardProxy",
                 "ProxyConfig",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
@@ -266,6 +269,7 @@ let package = Package(
                 "ProxyChecks",
                 "ForwardProxy",
                 "TransparentProxy",
+                "SOCKSProxy",
                 "NetworkWatch",
                 "DNSListener",
                 "ProxyAdmin",

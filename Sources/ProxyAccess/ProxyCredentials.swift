@@ -6,6 +6,12 @@ package struct ProxyCredentials: Sendable, Equatable {
     package let user: String
     let password: String
 
+    /// Credentials that did not come in a header (SOCKS5 username/password, RFC 1929).
+    package init(user: String, password: String) {
+        self.user = user
+        self.password = password
+    }
+
     package enum Parsed: Equatable {
         case missing
         /// Present but unusable; the reason names no secret.

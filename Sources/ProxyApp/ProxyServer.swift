@@ -188,6 +188,7 @@ package final class ProxyServer: Service, Sendable {
             }
         let serverChannel: any Channel
         let transparentChannel: (any Channel)?
+        let socksChannel: (any Channel)?
         do {
             serverChannel = try await bootstrap.bind(host: configuration.listen.host, port: configuration.listen.port).get()
         } catch {
@@ -198,6 +199,14 @@ package final class ProxyServer: Service, Sendable {
             transparentChannel = try await bindTransparentListener()
         } catch {
             try? await serverChannel.close()
+            try? await authThreads.shutdownGracefully()
+            throw error
+        }
+        do {
+            socksChannel = try await bindSOCKSListener()
+        } catch {
+            try? await serverChannel.close()
+            try? await transparentChannel?.close()
             try? await authThreads.shutdownGracefully()
             throw error
         }
@@ -215,6 +224,7 @@ package final class ProxyServer: Service, Sendable {
         logger.info("shutting down: no new connections; draining", metadata: ["open_connections": "\(tracker.count)"])
         try? await serverChannel.close()
         try? await transparentChannel?.close()
+        try? await socksChannel?.close()
         tracker.quiesceAll()
 
         let loop = group.next()

@@ -172,6 +172,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var probeDomains: [ProbeTarget] = .placeholder
     /// Names resolved only by the system resolver (`system-dns-domain`). Default: none.
     public var systemDNSDomains: SystemDNSDomains = .placeholder
+    /// Where SOCKS5 and SOCKS4a clients are accepted; nil: off. Default nil.
+    public var socksListen: HostPort?
     /// Where connections redirected by netfilter (REDIRECT) are accepted; nil: off. Default nil.
     public var transparentListen: HostPort?
     /// A transparent connection whose name HTTPDNS cannot answer goes to its original destination,

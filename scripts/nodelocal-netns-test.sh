@@ -89,7 +89,7 @@ vendor_count() { ip netns exec "$svc" curl -fsS --max-time 5 http://10.236.2.4:8
 wait_until 10 vendor_count || { say "the fake HTTPDNS service did not start:"; cat "$work/vendor.log"; exit 1; }
 kube_dns_up() { grep -q listening "$work/kube-dns.log"; }
 wait_until 10 kube_dns_up || { say "the fake kube-dns did not start:"; cat "$work/kube-dns.log"; exit 1; }
-in_node "$binary" serve --listen 127.0.0.1:8080 --admin-listen 127.0.0.1:8081 \
+ip netns exec "$node" "$binary" serve --listen 127.0.0.1:8080 --admin-listen 127.0.0.1:8081 \
   --dns-listen "$local_ip:53" --dns-forward-zone cluster.local=10.236.2.3:53 --dns-upstream 10.236.2.3:53 \
   --provider json --resolver-url http://10.236.2.4:8000/resolve --ip-family ipv4 --system-fallback false \
   --dns-query-log "$work/queries.log" --network-monitor false --access-log off >/dev/null 2>"$work/proxy.log" &

@@ -36,17 +36,32 @@ final class FakeDNSUpstream: Sendable {
                 return DNSAnswerBuilder.answer(to: query, rcode: 3, negativeTTL: 30)
             }
         }
-        udp = try DatagramBootstrap(group: group)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(UDPAnswerer(answer: answer)) }
+        // UDP on a free port, then TCP on the same number, which another socket of the machine
+        // may hold (a client's ephemeral port): then both again on another port.
+        var attempt = 0
+        var bound: (udp: any Channel, tcp: any Channel, port: Int)?
+        while bound == nil {
+            attempt += 1
+            let udp = try DatagramBootstrap(group: group)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(UDPAnswerer(answer: answer)) }
+                }
+                .bind(host: "127.0.0.1", port: 0).wait()
+            let port = udp.localAddress!.port!
+            do {
+                let tcp = try ServerBootstrap(group: group)
+                    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                    .childChannelInitializer { channel in
+                        channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(TCPAnswerer(answer: answer)) }
+                    }
+                    .bind(host: "127.0.0.1", port: port).wait()
+                bound = (udp, tcp, port)
+            } catch {
+                try? udp.close().wait()
+                if attempt >= 32 { throw error }
             }
-            .bind(host: "127.0.0.1", port: 0).wait()
-        port = udp.localAddress!.port!
-        tcp = try ServerBootstrap(group: group)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(TCPAnswerer(answer: answer)) }
-            }
-            .bind(host: "127.0.0.1", port: port).wait()
+        }
+        (udp, tcp, port) = bound!
     }
 
     /// "name/type" of every question so far.

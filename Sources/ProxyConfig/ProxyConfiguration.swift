@@ -172,6 +172,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var probeDomains: [ProbeTarget] = .placeholder
     /// Names resolved only by the system resolver (`system-dns-domain`). Default: none.
     public var systemDNSDomains: SystemDNSDomains = .placeholder
+    /// Local records in hosts-file format (`hosts-file`), asked before any resolver. Default nil.
+    package var hostsFile: String?
     /// Where connections redirected by netfilter (REDIRECT) are accepted; nil: off. Default nil.
     public var transparentListen: HostPort?
     /// A transparent connection whose name HTTPDNS cannot answer goes to its original destination,

@@ -544,7 +544,9 @@ let package = Package(
                 "ProxyUpstream",
                 "HTTPDNS",
                 "ProxyConfig",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
         .testTarget(

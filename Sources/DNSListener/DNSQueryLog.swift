@@ -16,6 +16,8 @@ enum DNSAnswerSource: String, Sendable {
     case forwardCache = "forward-cache"
     /// A forwarded answer past its TTL, because no upstream answered (RFC 8767).
     case forwardStale = "forward-stale"
+    /// The hosts file (`--hosts-file`).
+    case local
     /// Not served: the client ACL or the rate limit.
     case refused
 }

@@ -5,8 +5,8 @@ import ProxyConfig
 import ProxyKit
 import ProxyUpstream
 
-/// Answers the DNS listener's queries: parse, client ACL, per-client rate limit, then the cache
-/// (A / AAAA) or the upstream resolvers (everything else). A cache hit is answered synchronously on
+/// Answers the DNS listener's queries: parse, client ACL, per-client rate limit, then the hosts
+/// file (its names, every type), the cache (A / AAAA) or the upstream resolvers (everything else). A cache hit is answered synchronously on
 /// the caller's event loop; a miss joins the cache's single-flight query.
 package final class DNSResponder: Sendable {
     enum Transport: Sendable { case udp, tcp }
@@ -50,6 +50,8 @@ package final class DNSResponder: Sendable {
     let forwardCache: NIOLockedValueBox<ForwardCache<ContinuousClock.Instant>>
     /// `dns-query-log`: a JSON line per answer; nil when off.
     let queryLog: DNSQueryLog?
+    /// `--hosts-file`: the records the proxy dials too (nil: none).
+    let localRecords: LocalRecords?
     private let inFlight = NIOLockedValueBox<[InFlightKey: EventLoopFuture<[UInt8]>]>([:])
 
     struct InFlightKey: Hashable {
@@ -61,9 +63,10 @@ package final class DNSResponder: Sendable {
         caching: CachingResolver<ContinuousClock>?, routing: DNSRouting, forwarder: DNSForwarder, health: IPHealthRegistry?,
         allowed: @escaping @Sendable () -> [CIDR], rateLimit: Int, metrics: DNSMetrics?, negativeTTLCap: Duration, fallback: Bool,
         forwardCache: ForwardCache<ContinuousClock.Instant>.Limits = .init(), zoneUpstreams: [String: [SocketAddress]] = [:],
-        queryLog: DNSQueryLog? = nil
+        queryLog: DNSQueryLog? = nil, localRecords: LocalRecords? = nil
     ) {
         self.queryLog = queryLog
+        self.localRecords = localRecords
         self.zoneUpstreams = zoneUpstreams
         self.forwardCache = NIOLockedValueBox(ForwardCache(limits: forwardCache))
         self.caching = caching
@@ -101,6 +104,9 @@ package final class DNSResponder: Sendable {
             return .now(finish(query, DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.refused), .refused, asked))
         }
         let limit = transport == .udp ? query.udpLimit : 65535
+        if let localRecords, query.qclass == 1, let name = query.name, let found = localRecords.addresses(of: name) {
+            return .now(finish(query, Self.local(query, found, limit: limit), .local, asked))
+        }
         switch routing.route(query) {
         case .forward(let zone):
             return forwardReply(query, raw: bytes, asked: asked, zone: zone, on: eventLoop)
@@ -162,6 +168,19 @@ package final class DNSResponder: Sendable {
             return DNSAnswerBuilder.Record(type: family.rawValue, ttl: ttl, rdata: data)
         }
         return DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.noError, records: records, limit: limit)
+    }
+
+    /// The hosts file's answer for a name it gives: its addresses of the asked family, NODATA for
+    /// a family or type it does not give (as CoreDNS's hosts plugin); authoritative, TTL
+    /// `LocalRecords.ttl`.
+    static func local(_ query: DNSQuery, _ found: HostsFile.Addresses, limit: Int) -> [UInt8] {
+        let ttl = LocalRecords.ttl
+        let ips = query.type == DNSRecordType.a.rawValue ? found.ipv4 : query.type == DNSRecordType.aaaa.rawValue ? found.ipv6 : []
+        let records = ips.compactMap { ip in DNSAnswerBuilder.addressData(ip).map { DNSAnswerBuilder.Record(type: query.type, ttl: ttl, rdata: $0) } }
+        guard !records.isEmpty else {
+            return DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.noError, negativeTTL: ttl, limit: limit, authoritative: true)
+        }
+        return DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.noError, records: records, limit: limit, authoritative: true)
     }
 
     private func negative(_ query: DNSQuery, _ failure: ResolveFailure) -> [UInt8] {

@@ -115,7 +115,8 @@ extension DNSResponder {
     /// DNS listener itself.
     package static func make(
         configuration: ProxyConfiguration, caching: CachingResolver<ContinuousClock>?, health: IPHealthRegistry?,
-        allowed: @escaping @Sendable () -> [CIDR], metrics: DNSMetrics?, queryLog: DNSQueryLog? = nil, logger: Logger
+        allowed: @escaping @Sendable () -> [CIDR], metrics: DNSMetrics?, queryLog: DNSQueryLog? = nil, localRecords: LocalRecords? = nil,
+        logger: Logger
     ) -> DNSResponder {
         func usable(_ list: [HostPort]) -> [SocketAddress] {
             // Never the listener itself: a zone rule must not make it forward to itself.
@@ -142,7 +143,7 @@ extension DNSResponder {
             forwardCache: .init(
                 capacity: configuration.dnsCacheSize, minTTL: UInt32(clamping: configuration.dnsCacheMinTTL.nanoseconds / 1_000_000_000),
                 maxTTL: UInt32(clamping: configuration.dnsCacheMaxTTL.nanoseconds / 1_000_000_000), staleWindow: configuration.maxStale.duration),
-            zoneUpstreams: zoneUpstreams, queryLog: queryLog
+            zoneUpstreams: zoneUpstreams, queryLog: queryLog, localRecords: localRecords
         )
     }
 }

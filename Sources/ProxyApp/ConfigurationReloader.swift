@@ -82,11 +82,16 @@ package final class ConfigurationReloader: Sendable {
         let previous = applied.withLockedValue { $0 }
         let resolverLive = resolvers.canReload(from: startup, to: new) ? ResolverStack.reloadableFields(for: new.provider) : []
         let live = ProxyServer.reloadableFields.union(resolverLive)
+        // The hosts file as started with, read again before anything is swapped: a bad file
+        // fails the reload and the previous records stay.
+        let hosts: HostsFile?
         do {
+            hosts = try resolvers.localRecords.readAgain()
             try proxy.reload(new)
         } catch {
             return Outcome(ok: false, message: "\(error)")
         }
+        if let hosts { resolvers.localRecords.use(hosts) }
         let differing = new.differingOptions(from: previous)
         if !resolverLive.isEmpty { resolvers.reload(to: new, changed: Set(differing)) }
         applied.withLockedValue { $0 = new }
@@ -97,6 +102,7 @@ package final class ConfigurationReloader: Sendable {
         lines.append(changed.isEmpty ? "applied: nothing changed" : "applied to new requests: " + changed.joined(separator: ", "))
         if !new.proxyAuth.isEmpty { lines.append("proxy-auth users and htpasswd files read again") }
         if let staticList = resolvers.rereadStaticList() { lines.append(staticList) }
+        if let hosts, let path = resolvers.localRecords.path { lines.append("hosts file \(path) read again: \(hosts.nameCount) names") }
         if !needRestart.isEmpty { lines.append("needs a restart (not applied): " + needRestart.joined(separator: ", ")) }
         return Outcome(ok: true, message: lines.joined(separator: "; "), applied: changed, needsRestart: needRestart)
     }

@@ -179,7 +179,8 @@ extension ProxyApplication {
         guard configuration.dnsListen != nil || configuration.dohListen != nil else { return nil }
         return DNSResponder.make(
             configuration: configuration, caching: resolvers.caching, health: proxy.ipHealth,
-            allowed: { proxy.allowedClients }, metrics: metrics.map { _ in DNSMetrics() }, queryLog: queryLog, logger: logger)
+            allowed: { proxy.allowedClients }, metrics: metrics.map { _ in DNSMetrics() }, queryLog: queryLog,
+            localRecords: resolvers.localRecords, logger: logger)
     }
 
     static func dnsListeners(

@@ -19,6 +19,7 @@ package enum StartupCheck {
     /// The first problem, or nil when the proxy can start with `configuration`.
     package static func problem(_ configuration: ProxyConfiguration) -> String? {
         if let problem = ResolverStack.providerProblem(configuration) { return problem }
+        if let problem = ResolverStack.hostsFileProblem(configuration) { return problem }
         do {
             try ProxyAuthenticator.check(configuration)
         } catch {

@@ -63,7 +63,7 @@ extension ConfigOption {
     }
     .table(.dnsListeners, .restart, \.dnsQueryLog,
         example: "/var/log/httpdns-proxy/queries.log",
-        doc: "The DNS and DoH listeners' query log: one JSON line per answer with `ts`, `client`, `transport`, `name`, `type`, `rcode`, `answers`, `source` (`cache`, `stale`, `httpdns`, `forward`, `forward-cache`, `forward-stale`, `refused`) and `ms`. `stdout`, `off`, or a file path containing `/`; a file is opened again with the access log on SIGUSR1 and SIGHUP. Set at start.")
+        doc: "The DNS and DoH listeners' query log: one JSON line per answer with `ts`, `client`, `transport`, `name`, `type`, `rcode`, `answers`, `source` (`local`, `cache`, `stale`, `httpdns`, `forward`, `forward-cache`, `forward-stale`, `refused`) and `ms`. `stdout`, `off`, or a file path containing `/`; a file is opened again with the access log on SIGUSR1 and SIGHUP. Set at start.")
 
     public static let dnsCacheSize = ConfigOption(
         name: "dns-cache-size", valueName: "count",

@@ -10,7 +10,7 @@ extension ConfigOption {
         provider, resolverURL, resolverIP, resolverToken, accountID, secret, alibabaAPI, alibabaEncryption, aesKey, schedulerRefresh,
         dohUID, dohAccessKeyID, dohAccessKeySecret, dohTimestampUnit, dohMethod,
         tencentMode, tencentID, tencentToken, tencentKey, tencentAlg, tencentECSIP,
-        staticList, staticRefresh, resolverTimeout, resolverCAFile, ipFamily, systemFallback, systemDNSDomain,
+        staticList, staticRefresh, resolverTimeout, resolverCAFile, ipFamily, systemFallback, systemDNSDomain, hostsFile,
         minTTL, maxTTL, negativeTTL, maxStale, cacheSize, cacheImmutable, cacheFile,
         keepaliveDomains, preload,
         connectPorts, allowDestination,

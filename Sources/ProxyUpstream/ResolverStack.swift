@@ -23,6 +23,8 @@ package final class ResolverStack: Sendable, CustomStringConvertible {
     /// New answers of the HTTPDNS service (alibaba, json, doh; not a static list), for the audit
     /// and address probing.
     package let answers: HTTPDNSAnswerFeed
+    /// `--hosts-file`: asked first by `upstreamResolver` and by the DNS listener.
+    package let localRecords: LocalRecords
     /// The provider queries go to and the families asked for: a reload swaps them (the cache stays).
     struct Querying: Sendable {
         var provider: any HTTPDNSProvider
@@ -80,9 +82,11 @@ package final class ResolverStack: Sendable, CustomStringConvertible {
         }
         self.families = families
         self.familySetting = NIOLockedValueBox(configuration.ipFamily)
+        let localRecords = Self.loadLocalRecords(configuration, logger: logger)
+        self.localRecords = localRecords
 
         guard configuration.provider != .system else {
-            upstreamResolver = SystemResolver()
+            upstreamResolver = LocalRecordsResolver(records: localRecords, inner: SystemResolver())
             services = []
             caching = nil
             querying = nil
@@ -149,7 +153,7 @@ package final class ResolverStack: Sendable, CustomStringConvertible {
             logger: logger
         )
         self.httpdns = httpdns
-        upstreamResolver = httpdns
+        upstreamResolver = LocalRecordsResolver(records: localRecords, inner: httpdns)
         var services: [any Service] = [caching]
         if let staticList { services.insert(staticList, at: 0) }
         // Any provider that can be reloaded into Alibaba v2 may need a scheduler later.
@@ -328,6 +332,7 @@ package final class ResolverStack: Sendable, CustomStringConvertible {
     /// One query straight to the provider (no cache), or getaddrinfo for `--provider system`.
     package func resolveOnce(_ host: String) async -> Result<ResolveReport, ResolveReport> {
         let started = ContinuousClock.now
+        if let local = localReport(host, started: started) { return .success(local) }
         guard let provider, !systemOnly.matches(host) else {
             do {
                 let addresses = try SystemResolver.getaddrinfo(host: host, port: 0)

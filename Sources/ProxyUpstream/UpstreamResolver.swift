@@ -14,6 +14,8 @@ package enum ResolutionSource: String, Sendable {
     case stale
     /// getaddrinfo after HTTPDNS had no answer.
     case fallback = "system_fallback"
+    /// The hosts file (`--hosts-file`), asked before any resolver.
+    case local
 }
 
 package struct Resolution: Sendable {

@@ -76,6 +76,7 @@ import Testing
         #expect(d.staticRefresh == .seconds(300))
         #expect(d.resolverTimeout == .seconds(3))
         #expect(d.resolverCAFile == nil)
+        #expect(d.hostsFile == nil)
         #expect(d.ipFamily == .auto)
         #expect(d.minTTL == .zero)
         #expect(d.maxTTL == .seconds(3600))

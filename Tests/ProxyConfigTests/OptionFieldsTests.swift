@@ -19,7 +19,7 @@ import Testing
         var components = #filePath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         components.removeLast(3)
         let directory = (components + ["Sources", "ProxyConfig"]).joined(separator: "/")
-        let declaration = try NSRegularExpression(pattern: #"(?m)^    public static let (\w+) = (?:ConfigOption|\w+Option)\("#)
+        let declaration = try NSRegularExpression(pattern: #"(?m)^    (?:public|package) static let (\w+) = (?:ConfigOption|\w+Option)\("#)
         var declared: [String] = []
         for file in try FileManager.default.contentsOfDirectory(atPath: directory) where file.hasPrefix("ConfigOption") {
             let text = try String(contentsOfFile: directory + "/" + file, encoding: .utf8)

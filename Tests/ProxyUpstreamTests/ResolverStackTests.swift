@@ -1,4 +1,6 @@
+import Foundation
 import Logging
+import NIOEmbedded
 import ProxyConfig
 import Testing
 
@@ -6,6 +8,28 @@ import Testing
 
 /// What the configuration turns into, checked without sending anything anywhere.
 @Suite struct ResolverStackTests {
+    /// The resolver behind the hosts file, which is always in front.
+    static func inner(_ stack: ResolverStack) -> (any UpstreamResolver)? {
+        (stack.upstreamResolver as? LocalRecordsResolver)?.inner
+    }
+
+    /// `--hosts-file`: read at start, in front of the provider, and shared with the DNS listener.
+    @Test func theHostsFileIsAskedFirst() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("stack-hosts-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try "127.0.0.9 origin.test\n".write(toFile: path, atomically: true, encoding: .utf8)
+        var configuration = ProxyConfiguration.defaults
+        configuration.provider = .system
+        configuration.hostsFile = path
+        let stack = ResolverStack(configuration: configuration, logger: Logger(label: "test"))
+        let resolution = try stack.upstreamResolver.resolve(host: "origin.test", port: 80, on: EmbeddedEventLoop()).wait()
+        #expect(resolution.source == .local && resolution.addresses.compactMap(\.ipAddress) == ["127.0.0.9"])
+        #expect(stack.localRecords.path == path)
+        try "127.0.0.10 origin.test\n".write(toFile: path, atomically: true, encoding: .utf8)
+        stack.localRecords.use(try #require(try stack.localRecords.readAgain()))
+        #expect(stack.localRecords.addresses(of: "origin.test")?.ipv4 == ["127.0.0.10"])
+    }
+
     @Test func zeroConfigDefaultIsDoHJSONPinnedToAlibabaPublicDNS() {
         var configuration = ProxyConfiguration.defaults
         configuration.ipFamily = .ipv4
@@ -13,7 +37,7 @@ import Testing
         defer { stack.shutdown() }
         #expect(stack.description == "json https://dns.alidns.com/resolve pinned to [223.5.5.5, 223.6.6.6] families=ipv4")
         #expect(stack.caching != nil)
-        #expect(stack.upstreamResolver is HTTPDNSUpstreamResolver)
+        #expect(Self.inner(stack) is HTTPDNSUpstreamResolver)
         // The cache runner, and the scheduler runner a reload to Alibaba v2 would hand a scheduler to.
         #expect(stack.services.count == 2)
         #expect(stack.schedulerSnapshot == nil)
@@ -44,7 +68,7 @@ import Testing
         let stack = ResolverStack(configuration: configuration, logger: Logger(label: "test"))
         #expect(stack.description == "system")
         #expect(stack.caching == nil)
-        #expect(stack.upstreamResolver is SystemResolver)
+        #expect(Self.inner(stack) is SystemResolver)
         #expect(stack.services.isEmpty)
     }
 
@@ -64,7 +88,7 @@ import Testing
         configuration.systemFallback = false
         let stack = ResolverStack(configuration: configuration, logger: Logger(label: "test"))
         defer { stack.shutdown() }
-        let resolver = try #require(stack.upstreamResolver as? HTTPDNSUpstreamResolver)
+        let resolver = try #require(Self.inner(stack) as? HTTPDNSUpstreamResolver)
         #expect(resolver.system == nil)
     }
 }

@@ -18,17 +18,20 @@ public enum DNSAnswerBuilder {
         }
     }
 
-    /// Header bits: QR, RA, TC; RD and CD are copied from the query.
-    private static func flags(rcode: UInt8, queryFlags: UInt16, truncated: Bool) -> UInt16 {
+    /// Header bits: QR, RA, TC, AA; RD and CD are copied from the query.
+    private static func flags(rcode: UInt8, queryFlags: UInt16, truncated: Bool, authoritative: Bool = false) -> UInt16 {
         var flags: UInt16 = 0x8080 | (queryFlags & 0x0110) | UInt16(rcode & 0x0F)
         if truncated { flags |= 0x0200 }
+        if authoritative { flags |= 0x0400 }
         return flags
     }
 
     /// An answer to `query`. `negativeTTL`: add an SOA (owned by the question name) with this TTL and
-    /// MINIMUM, so resolvers can cache NXDOMAIN / NODATA (RFC 2308).
+    /// MINIMUM, so resolvers can cache NXDOMAIN / NODATA (RFC 2308). `authoritative`: AA set (the
+    /// listener's own records, the hosts file).
     public static func answer(
-        to query: DNSQuery, rcode: UInt8, records: [Record] = [], negativeTTL: UInt32? = nil, limit: Int = 65535
+        to query: DNSQuery, rcode: UInt8, records: [Record] = [], negativeTTL: UInt32? = nil, limit: Int = 65535,
+        authoritative: Bool = false
     ) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(12 + query.question.count + records.count * 16 + 40)
@@ -43,7 +46,7 @@ public enum DNSAnswerBuilder {
         let truncated = size > limit
         if truncated { body = [] }
         append16(query.id, to: &out)
-        append16(flags(rcode: rcode, queryFlags: query.flags, truncated: truncated), to: &out)
+        append16(flags(rcode: rcode, queryFlags: query.flags, truncated: truncated, authoritative: authoritative), to: &out)
         append16(1, to: &out)
         append16(UInt16(body.filter { $0.section == 1 }.count), to: &out)
         append16(UInt16(body.filter { $0.section == 2 }.count), to: &out)

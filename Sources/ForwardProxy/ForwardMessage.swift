@@ -193,14 +193,6 @@ extension ResponseHead {
 // MARK: - conversions at the handler
 
 extension RequestPart {
-    init(_ part: HTTPServerRequestPart) {
-        switch part {
-        case .head(let head): self = .head(RequestHead(head))
-        case .body(let buffer): self = .body(buffer)
-        case .end(let trailers): self = .end(trailers.map(HeaderFields.init))
-        }
-    }
-
     /// The part as the upstream connection writes it.
     var upstreamPart: HTTPClientRequestPart {
         switch self {

@@ -244,7 +244,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             authenticate(credentials, by: authenticator, context: context)
         case .refuseCredentials(let answer, let record, let keepAlive):
             respond(answer, record: record, keepAlive: keepAlive, context: context)
-            if keepAlive { requestDecoder.arm(onRequestBytes) }
+            if keepAlive {
+                requestDecoder.resumeAfterRefusal()
+                requestDecoder.arm(onRequestBytes)
+            }
         case .close(let closeUpstream, let log):
             if closeUpstream {
                 dispose(.close)

@@ -14,7 +14,10 @@ import ProxyKit
 ///   before every part, so a `hold` stops parsing at the part that asked for it.
 /// - After a CONNECT head, or the end of a request that asked to upgrade, the rest of the buffer
 ///   is not parsed: it is handed on as raw bytes when the handler is removed (the tunnel's first
-///   bytes). After a request that closes the connection, bytes are dropped unparsed (RFC 9112 §9.6).
+///   bytes). A CONNECT head followed by bytes in the same read says so (`RequestHead.bytesFollowed`);
+///   after a CONNECT refused on a connection that stays open (`resumeAfterRefusal`), what follows is
+///   parsed as HTTP again. After a request that closes the connection, bytes are dropped unparsed
+///   (RFC 9112 §9.6).
 ///
 /// The codec refuses bytes with the kind and text the client is answered with; they reach the
 /// connection handler as `Refusal` through `errorCaught`, once: what follows a refusal is not parsed.
@@ -38,6 +41,10 @@ final class ClientRequestReader: ByteToMessageDecoder {
     private var bytesHeld = false
     /// A release is scheduled for the next event-loop turn.
     private var releaseScheduled = false
+    /// The last head was a CONNECT's: the codec stops after it.
+    private var afterTunnelHead = false
+    /// That CONNECT was refused and the connection stays: parse what follows it as HTTP.
+    private var resumesAfterTunnelHead = false
 
     init() {}
 
@@ -62,6 +69,16 @@ final class ClientRequestReader: ByteToMessageDecoder {
         holding = false
         // Only when bytes wait: most releases (after every exchange) find nothing held.
         guard bytesHeld else { return }
+        scheduleParse()
+    }
+
+    /// The request just read was refused and the connection stays open for the client's next try.
+    /// After a CONNECT (the codec stopped after its head) what follows is HTTP again; bytes read
+    /// meanwhile are parsed on the next event-loop turn.
+    func resumeAfterRefusal() {
+        guard afterTunnelHead else { return }
+        resumesAfterTunnelHead = true
+        bytesHeld = true
         scheduleParse()
     }
 
@@ -101,7 +118,10 @@ final class ClientRequestReader: ByteToMessageDecoder {
         }
         switch try nextEvent(&buffer) {
         case .head(let head):
-            context.fireChannelRead(wrapInboundOut(.head(RequestHead(head))))
+            var requestHead = RequestHead(head)
+            afterTunnelHead = head.framing == .tunnel
+            requestHead.bytesFollowed = afterTunnelHead && buffer.readableBytes > 0
+            context.fireChannelRead(wrapInboundOut(.head(requestHead)))
         case .body(let slice):
             context.fireChannelRead(wrapInboundOut(.body(slice)))
         case .end(let trailers):
@@ -112,18 +132,22 @@ final class ClientRequestReader: ByteToMessageDecoder {
             // Nothing after a request that closes the connection is read (RFC 9112 §9.6).
             buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
             return .needMoreData
+        case .stopped(.tunnel) where resumesAfterTunnelHead:
+            resume()
+            return .continue
         case .stopped:
             // Tunnel bytes: handed on when the handler is removed.
             return .needMoreData
         }
         // What needs no further byte follows at once, gate or not (as the parts of one llhttp
-        // call did): the end of a message whose last bytes were just read. `ByteToMessageHandler`
-        // calls `decode` only with bytes, so an end left for later would wait for the client's
-        // next bytes.
+        // call did): the end of a message whose last bytes were just read, and, after a refused
+        // CONNECT, the resumption. `ByteToMessageHandler` calls `decode` only with bytes, so an end
+        // left for later would wait for the client's next bytes.
         var none = ByteBuffer()
         while true {
             switch try nextEvent(&none) {
             case .end(let trailers): fireEnd(trailers, context: context)
+            case .stopped(.tunnel) where resumesAfterTunnelHead: resume()
             default: return .continue
             }
         }
@@ -139,6 +163,12 @@ final class ClientRequestReader: ByteToMessageDecoder {
 
     private func fireEnd(_ trailers: HTTP1Trailers?, context: ChannelHandlerContext) {
         context.fireChannelRead(wrapInboundOut(.end(trailers.map { HeaderFields($0.fieldPairs.map { ($0.name, $0.value) }) })))
+    }
+
+    private func resume() {
+        resumesAfterTunnelHead = false
+        afterTunnelHead = false
+        decoder.resume()
     }
 
     func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {

@@ -47,6 +47,9 @@ struct HeaderFields {
 /// A request head as the client sent it, or as it goes upstream.
 struct RequestHead {
     var storage: HTTPRequestHead
+    /// A CONNECT head after which more bytes were already read: the client did not wait for the
+    /// answer, so what follows is tunnel bytes and a refusal cannot keep the connection.
+    var bytesFollowed = false
 
     init(_ storage: HTTPRequestHead) {
         self.storage = storage

@@ -13,6 +13,8 @@ import Testing
     final class Sink: ChannelInboundHandler {
         typealias InboundIn = RequestPart
         var heads: [String] = []
+        /// Each head's `bytesFollowed`.
+        var followed: [Bool] = []
         var bodies: [String] = []
         var ends = 0
         var trailers: [[String]] = []
@@ -24,6 +26,7 @@ import Testing
             switch unwrapInboundIn(data) {
             case .head(let head):
                 heads.append(head.uri)
+                followed.append(head.bytesFollowed)
                 onHead?(head.uri)
             case .body(let buffer): bodies.append(String(buffer: buffer))
             case .end(let fields):
@@ -145,6 +148,61 @@ import Testing
             "handed on byte for byte, once"
         )
         #expect(try channel.readInbound(as: ByteBuffer.self) == nil)
+    }
+
+    @Test func aConnectHeadSaysWhetherBytesFollowedItInTheSameRead() throws {
+        let (channel, _, _, sink) = try setUp()
+        var followed: [Bool] = []
+        let connect = "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n"
+        for trailing in ["", "\u{16}\u{03}"] {
+            let channel = EmbeddedChannel()
+            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ClientRequestReader()))
+            try channel.writeInbound(ByteBuffer(string: connect + trailing))
+            guard case .head(let head) = try channel.readInbound(as: RequestPart.self) else {
+                Issue.record("expected the head")
+                return
+            }
+            followed.append(head.bytesFollowed)
+        }
+        #expect(followed == [false, true])
+        // Not for other requests, whatever follows them.
+        try channel.writeInbound(ByteBuffer(string: Self.requests(0..<2)))
+        #expect(sink.followed == [false, false])
+    }
+
+    @Test func afterARefusedConnectWhatFollowsIsHTTPAgain() throws {
+        let (channel, reader, _, sink) = try setUp()
+        // The refusal comes while the head is handed on, before the CONNECT's end is read.
+        sink.onHead = { _ in reader.resumeAfterRefusal() }
+        try channel.writeInbound(ByteBuffer(string: "CONNECT a.test:443 HTTP/1.1\r\n\r\n"))
+        sink.onHead = nil
+        #expect(sink.ends == 1)
+        try channel.writeInbound(ByteBuffer(string: "CONNECT a.test:443 HTTP/1.1\r\nProxy-Authorization: Basic YTpi\r\n\r\ntunnel"))
+        #expect(sink.heads == ["a.test:443", "a.test:443"], "the retry is parsed")
+        #expect(sink.ends == 2)
+        channel.embeddedEventLoop.run()
+        #expect(sink.heads.count == 2, "after the accepted retry, bytes are tunnel bytes again")
+        #expect(sink.errors.isEmpty)
+
+        // A refusal decided later (a credential check): the bytes read meanwhile are parsed once
+        // the reader resumes, on the next loop turn.
+        let (later, laterReader, _, laterSink) = try setUp()
+        try later.writeInbound(ByteBuffer(string: "CONNECT a.test:443 HTTP/1.1\r\n\r\n"))
+        try later.writeInbound(ByteBuffer(string: "GET http://a.test/ HTTP/1.1\r\n\r\n"))
+        #expect(laterSink.heads == ["a.test:443"])
+        laterReader.resumeAfterRefusal()
+        #expect(laterSink.heads.count == 1, "not re-entrantly")
+        later.embeddedEventLoop.run()
+        #expect(laterSink.heads == ["a.test:443", "http://a.test/"])
+
+        // Without a refusal nothing after a CONNECT is parsed; a refusal of another request
+        // resumes nothing.
+        let (plain, plainReader, _, plainSink) = try setUp()
+        try plain.writeInbound(ByteBuffer(string: Self.requests(0..<1)))
+        plainReader.resumeAfterRefusal()
+        try plain.writeInbound(ByteBuffer(string: "CONNECT a.test:443 HTTP/1.1\r\n\r\n" + Self.requests(1..<2)))
+        plain.embeddedEventLoop.run()
+        #expect(plainSink.heads == ["http://a.test/0", "a.test:443"])
     }
 
     @Test func bytesAfterAnUpgradeRequestAreHandedOnAsTunnelBytesWhenRemoved() throws {

@@ -175,6 +175,7 @@ let package = Package(
             dependencies: [
                 "ProxyKit",
                 "ProxyHTTP",
+                "HTTP1Codec",
                 "ProxyAccess",
                 "ProxyUpstream",
                 "ProxyConfig",

@@ -8,11 +8,11 @@ import ProxyUpstream
 
 /// Runs one client connection: turns NIO events (client side, and the upstream side through
 /// `UpstreamHTTPDelegate`) into events of `ClientConnectionStateMachine`, converting NIO's HTTP
-/// parts into the proxy's own, and runs the action every event returns. Every decision —
+/// response parts into the proxy's own, and runs the action every event returns. Every decision —
 /// pipelining, retries, early responses, upgrades, backpressure, timeouts, the answers the proxy
 /// writes itself — is the machine's; this class only does I/O and asks the machine nothing.
 final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundIn = RequestPart
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -20,7 +20,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     let pool: UpstreamPool
     /// The pipeline's decoder: first bytes of a request, the request line's length, the
     /// read-ahead gate.
-    let requestDecoder: ClientRequestDecoder
+    let requestDecoder: ClientRequestReader
     let codec: TunnelSwitch.ClientCodec
     /// Whether the client may be served at all (ACL, connection limits), decided at accept.
     let admission: ClientAdmission.Verdict
@@ -51,7 +51,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     init(
         env: ProxyEnvironment,
         pool: UpstreamPool,
-        requestDecoder: ClientRequestDecoder,
+        requestDecoder: ClientRequestReader,
         codec: TunnelSwitch.ClientCodec,
         admission: ClientAdmission.Verdict = .admitted
     ) {
@@ -129,9 +129,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if let parserError = error as? HTTPParserError {
-            let answered = RequestParseFailure.proxyError(for: parserError, requestLineLength: requestDecoder.requestLineLength)
-            run(machine.parseError(answered, now: now))
+        if let refusal = error as? ClientRequestReader.Refusal {
+            run(machine.parseError(refusal.error, now: now))
         } else if case ByteToMessageDecoderError.dataReceivedInErrorState = error {
             // Bytes after a request the decoder rejected: that rejection was answered (or is being
             // answered, after the responses before it); these get nothing.
@@ -148,7 +147,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             run(machine.tunnel(.rawBytes(data), now: now))
             return
         }
-        let part = RequestPart(unwrapInboundIn(data))
+        let part = unwrapInboundIn(data)
         if case .head = part { offerReloadedSettings() }
         run(machine.requestPart(part, now: now, draining: env.isDraining))
     }
@@ -245,7 +244,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             authenticate(credentials, by: authenticator, context: context)
         case .refuseCredentials(let answer, let record, let keepAlive):
             respond(answer, record: record, keepAlive: keepAlive, context: context)
-            if keepAlive { requestDecoder.arm(onRequestBytes) }
+            if keepAlive {
+                requestDecoder.resumeAfterRefusal()
+                requestDecoder.arm(onRequestBytes)
+            }
         case .close(let closeUpstream, let log):
             if closeUpstream {
                 dispose(.close)

@@ -1,19 +1,18 @@
 import NIOCore
 import ProxyAccess
-import ProxyHTTP
 
 /// Sets up an accepted client connection for forward proxying (the plain listener, and the
 /// transparent listener once it has found an HTTP request).
 package enum ClientPipeline {
-    /// The handlers of an accepted client connection: the request decoder (llhttp through NIO, the
-    /// read-ahead gate; it keeps bytes after a CONNECT or upgrade head for the tunnel), and the
-    /// connection's handler, which serializes responses itself.
+    /// The handlers of an accepted client connection: the request reader (the project's HTTP/1
+    /// codec, the read-ahead gate; it keeps bytes after a CONNECT or upgrade head for the tunnel),
+    /// and the connection's handler, which serializes responses itself.
     package static func configure(
         _ channel: any Channel, env: ProxyEnvironment, admission: ClientAdmission.Verdict = .admitted,
         transparent: TransparentOrigin? = nil
     ) throws {
         let sync = channel.pipeline.syncOperations
-        let requestDecoder = ClientRequestDecoder()
+        let requestDecoder = ClientRequestReader()
         let decoder = ByteToMessageHandler(requestDecoder)
         try sync.addHandler(decoder)
         let targets = transparent.map { TransparentRequestTargetHandler(originalPort: $0.originalDestination.port ?? 80) }

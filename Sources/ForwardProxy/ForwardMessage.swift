@@ -47,6 +47,9 @@ struct HeaderFields {
 /// A request head as the client sent it, or as it goes upstream.
 struct RequestHead {
     var storage: HTTPRequestHead
+    /// A CONNECT head after which more bytes were already read: the client did not wait for the
+    /// answer, so what follows is tunnel bytes and a refusal cannot keep the connection.
+    var bytesFollowed = false
 
     init(_ storage: HTTPRequestHead) {
         self.storage = storage
@@ -193,14 +196,6 @@ extension ResponseHead {
 // MARK: - conversions at the handler
 
 extension RequestPart {
-    init(_ part: HTTPServerRequestPart) {
-        switch part {
-        case .head(let head): self = .head(RequestHead(head))
-        case .body(let buffer): self = .body(buffer)
-        case .end(let trailers): self = .end(trailers.map(HeaderFields.init))
-        }
-    }
-
     /// The part as the upstream connection writes it.
     var upstreamPart: HTTPClientRequestPart {
         switch self {

@@ -7,8 +7,8 @@ import NIOHTTP1
 /// client dialed when the Host names none. A request without a usable Host stays origin-form and
 /// gets the forward path's 400.
 final class TransparentRequestTargetHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
+    typealias InboundIn = RequestPart
+    typealias InboundOut = RequestPart
 
     let originalPort: Int
 
@@ -17,11 +17,11 @@ final class TransparentRequestTargetHandler: ChannelInboundHandler, RemovableCha
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .head(var head) = unwrapInboundIn(data), let uri = Self.absoluteTarget(head, originalPort: originalPort) else {
+        guard case .head(var head) = unwrapInboundIn(data), let uri = Self.absoluteTarget(head.storage, originalPort: originalPort) else {
             context.fireChannelRead(data)
             return
         }
-        head.uri = uri
+        head.storage.uri = uri
         context.fireChannelRead(wrapInboundOut(.head(head)))
     }
 

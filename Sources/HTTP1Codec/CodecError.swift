@@ -3,8 +3,8 @@
 /// error) and closes.
 ///
 /// The codec knows neither ProxyKit nor NIOHTTP1, so it has its own error; `kind` names the
-/// ProxyError kind the forward path answers with today and `reason` is today's text. At
-/// integration the mapping is one switch:
+/// ProxyError kind the forward path answers with and `reason` is the text it always had. The
+/// mapping is one switch (ForwardProxy's `ProxyError.init(_: HTTP1CodecError)` for requests):
 ///
 /// | kind                | status | ProxyError today                                                      |
 /// | ------------------- | ------ | --------------------------------------------------------------------- |

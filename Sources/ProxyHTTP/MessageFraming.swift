@@ -14,11 +14,11 @@ package enum MessageFraming {
     package static let maxRequestTargetLength = ProxyKit.maxRequestTargetLength
     /// Most header fields in a request head (431 beyond it). Heads with more are attacks or bugs;
     /// it also bounds the work of a head: every per-field step is linear in this.
-    static let maxRequestFieldCount = 256
+    package static let maxRequestFieldCount = 256
     /// Most header fields in a response head (502 beyond it): responses carry more Set-Cookie lines.
     static let maxResponseFieldCount = 512
     /// Largest request or response head, and largest trailer section, in bytes (NIO's default).
-    static let maxHeadBytes = 80 * 1024
+    package static let maxHeadBytes = 80 * 1024
 
     /// Whether a request head announces a body (any Transfer-Encoding, or a Content-Length other
     /// than 0): a refused request without one can be answered on a connection that stays open.
@@ -27,7 +27,9 @@ package enum MessageFraming {
         return headers[canonicalForm: "content-length"].contains { $0 != "0" }
     }
 
-    static var requestDecoderLimits: NIOHTTPDecoderLimitConfiguration { decoderLimits(fields: maxRequestFieldCount) }
+    /// The limits of llhttp's request decoder in the stack the codec replaced, which the
+    /// differential tests compare the codec with.
+    package static var requestDecoderLimits: NIOHTTPDecoderLimitConfiguration { decoderLimits(fields: maxRequestFieldCount) }
 
     static var responseDecoderLimits: NIOHTTPDecoderLimitConfiguration { decoderLimits(fields: maxResponseFieldCount) }
 

@@ -86,6 +86,37 @@ struct AccessControlTests {
         #expect(origin.requests().count == 1)
     }
 
+    /// Chromium and Java answer a 407 to CONNECT by retrying on the same connection: it stays open
+    /// when nothing followed the CONNECT's head; bytes sent ahead of the answer close it.
+    @Test func aRefusedConnectKeepsTheConnectionForTheRetryUnlessBytesFollowed() throws {
+        let echo = try TCPEchoServer()
+        defer { echo.stop() }
+        let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--connect-ports", String(echo.port), "--proxy-auth", "alice:pw"])
+        defer { proxy.stop() }
+        let connect = "CONNECT \(echo.authority) HTTP/1.1\r\nHost: \(echo.authority)\r\n"
+        let client = try RawClient(port: proxy.port)
+        try client.send(connect + "\r\n")
+        let refused = try client.readResponse(requestMethod: "CONNECT")
+        #expect(refused.statusCode == 407, proxy.diagnostics)
+        #expect(refused.header("connection") == "keep-alive")
+        // "alice:pw"
+        try client.send(connect + "Proxy-Authorization: Basic YWxpY2U6cHc=\r\n\r\n")
+        let established = try client.readHead()
+        #expect(established.statusCode == 200, "\(established)\n\(proxy.diagnostics)")
+        #expect(established.leftover.isEmpty)
+        try client.send("through the tunnel")
+        #expect(String(decoding: try client.read(exactly: 18), as: UTF8.self) == "through the tunnel")
+        #expect(echo.connectionCount == 1)
+
+        // Bytes right behind the CONNECT head (a client that did not wait): 407, then the close.
+        let eager = try RawClient(port: proxy.port)
+        try eager.send(connect + "\r\n\u{16}\u{03}\u{01}\u{00}\u{05}hello")
+        let closing = try eager.readResponse(requestMethod: "CONNECT")
+        #expect(closing.statusCode == 407 && closing.header("connection") == "close")
+        #expect(try eager.readToEOF().isEmpty, "nothing more is answered")
+        #expect(echo.connectionCount == 1, "the refused tunnel reached nothing")
+    }
+
     @Test func htpasswdWithShaCryptAndBcryptHashesMadeNow() throws {
         let shaCrypt = try Tools.output("openssl", ["passwd", "-5", "five-pw"])
         let bcrypt = try Tools.bcryptHash("bee-pw")

@@ -33,8 +33,10 @@ import Testing
         )
     }
 
-    private func head(_ method: HTTPMethod = .GET, _ uri: String = "http://a.test/p", _ headers: [(String, String)] = []) -> RequestHead {
-        RequestHead(method, uri, headers)
+    private func head(
+        _ method: HTTPMethod = .GET, _ uri: String = "http://a.test/p", _ headers: [(String, String)] = [], version: HTTPVersion = .http1_1
+    ) -> RequestHead {
+        RequestHead(method, uri, headers, version: version)
     }
 
     private func credentials(_ field: String = aliceField) -> ProxyCredentials {
@@ -222,12 +224,16 @@ import Testing
     }
 
     @Test func refusalsCloseWhenTheDecoderCannotGoOn() {
-        // A body (not read), a CONNECT and an upgrade (the decoder stops parsing after their heads),
-        // HTTP/1.0 without keep-alive, and draining all close after the 407.
+        // A body (not read), a CONNECT followed by bytes (tunnel bytes sent ahead), an upgrade (the
+        // decoder stops parsing after it), HTTP/1.0 without keep-alive, and draining all close
+        // after the 407.
+        var connectWithBytesAfter = head(.CONNECT, "a.test:443")
+        connectWithBytesAfter.bytesFollowed = true
         let cases: [(RequestHead, Bool)] = [
             (head(.POST, "http://a.test/p", [("Content-Length", "5")]), false),
             (head(.POST, "http://a.test/p", [("Transfer-Encoding", "chunked")]), false),
-            (head(.CONNECT, "a.test:443"), false),
+            (connectWithBytesAfter, false),
+            (head(.CONNECT, "a.test:443", version: .http1_0), false),
             (head(.GET, "http://a.test/ws", [("Connection", "upgrade"), ("Upgrade", "websocket")]), false),
             (head(.GET, "http://a.test/p", [("Connection", "close")]), false),
             (head(.GET, "http://a.test/p"), true),
@@ -243,6 +249,24 @@ import Testing
             #expect(!m.readAllowed)
             if request.method == .CONNECT { #expect(record.host == "a.test" && record.port == 443) }
         }
+    }
+
+    /// Chromium and Java retry a CONNECT with credentials on the connection the 407 came on.
+    @Test func aConnectWithNothingAfterItsHeadGetsA407ThatKeepsTheConnectionForTheRetry() {
+        var m = machine(auth: true)
+        _ = m.activated(now: Self.t0, draining: false)
+        guard case .refuseCredentials(let answer, let record, let keepAlive) = m.requestPart(.head(head(.CONNECT, "a.test:443")), now: at(1), draining: false).effect
+        else {
+            Issue.record("expected 407")
+            return
+        }
+        #expect(keepAlive)
+        #expect(answer.head.headers["Connection"] == ["keep-alive"])
+        #expect(record.status == 407 && record.host == "a.test" && record.port == 443)
+        #expect(m.requestPart(.end(nil), now: at(1), draining: false) == .none, "the CONNECT's end is dropped")
+        guard case .idle = m.phase else { Issue.record("\(m.phase)"); return }
+        #expect(m.requestPart(.head(head(.CONNECT, "a.test:443", [("Proxy-Authorization", Self.aliceField)])), now: at(2), draining: false)
+            == .authenticate(credentials(), by: .forTests), "the retry is checked")
     }
 
     @Test func connectWithGoodCredentialsIsDialedAndLoggedWithTheUser() {
@@ -265,7 +289,7 @@ import Testing
         let post = head(.POST, "http://a.test/p", [("Proxy-Authorization", Self.aliceField), ("Transfer-Encoding", "chunked")])
         #expect(m.requestPart(.head(post), now: at(1), draining: false) == .authenticate(credentials(), by: .forTests))
         _ = m.requestPart(.body(ByteBuffer(string: "hello")), now: at(1), draining: false)
-        guard case .respondWithError(let error, _, let closeUpstream) = m.parseError(RequestParseFailure.proxyError(for: .invalidChunkSize, requestLineLength: 0), now: at(1)).effect else {
+        guard case .respondWithError(let error, _, let closeUpstream) = m.parseError(.malformed("invalid chunk size in the chunked body"), now: at(1)).effect else {
             Issue.record("expected an immediate 400")
             return
         }

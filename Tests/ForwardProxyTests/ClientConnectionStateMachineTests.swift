@@ -697,12 +697,12 @@ import Testing
     @Test func aParseErrorBeforeAnyHeadIs400AndNothingMoreIsAnswered() {
         var m = machine()
         _ = m.activated(now: Self.t0, draining: false)
-        guard case .respondWithError(let error, _, false) = m.parseError(RequestParseFailure.proxyError(for: .invalidMethod, requestLineLength: 3), now: at(1)).effect else {
+        guard case .respondWithError(let error, _, false) = m.parseError(.malformed("invalid method"), now: at(1)).effect else {
             Issue.record("expected 400")
             return
         }
         #expect(error.status == .badRequest)
-        #expect(m.parseError(RequestParseFailure.proxyError(for: .invalidEOFState, requestLineLength: 0), now: at(1)) == .none)
+        #expect(m.parseError(.malformed("the request could not be parsed (stream ended at an unexpected time)"), now: at(1)) == .none)
         #expect(m.requestPart(.head(head()), now: at(1), draining: false) == .none)
     }
 
@@ -712,7 +712,7 @@ import Testing
         _ = m.requestPart(.head(head(.POST, "http://a.test/p", [("Transfer-Encoding", "chunked")])), now: at(1), draining: false)
         _ = m.upstream(.connected(fresh), now: at(1))
         _ = m.upstream(.head(response(.ok)), now: at(2))
-        guard case .close(closeUpstream: true, _) = m.parseError(RequestParseFailure.proxyError(for: .invalidChunkSize, requestLineLength: 0), now: at(2)).effect else {
+        guard case .close(closeUpstream: true, _) = m.parseError(.malformed("invalid chunk size in the chunked body"), now: at(2)).effect else {
             Issue.record("expected an abrupt close")
             return
         }

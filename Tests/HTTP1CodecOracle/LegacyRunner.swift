@@ -4,8 +4,8 @@ import NIOHTTP1
 import ProxyHTTP
 import ProxyKit
 
-/// Runs today's stack over an input: NIOHTTP1's llhttp decoders inside ProxyHTTP's
-/// ClientRequestDecoder and UpstreamResponseDecoder, on an EmbeddedChannel, read by read; then the
+/// Runs the llhttp stack over an input: NIOHTTP1's llhttp decoders inside ClientRequestDecoder (the
+/// request side the codec replaced, kept here) and ProxyHTTP's UpstreamResponseDecoder, on an EmbeddedChannel, read by read; then the
 /// rules the proxy adds on each head: MessageRewriter's framing checks (MessageFraming), the
 /// machine's 414 for a long target and its 502 for a 101 nobody asked for. Errors become
 /// ProxyError kinds and texts as the machine makes them (RequestParseFailure).

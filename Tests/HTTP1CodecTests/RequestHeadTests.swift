@@ -9,6 +9,14 @@ import Testing
 /// Request heads byte by byte: every strictness rule with a specific input and its exact verdict,
 /// and the reason texts checked against the ones today's code produces for the same flaw.
 @Suite struct RequestHeadTests {
+    /// The reference's own mapping of llhttp errors (the texts the codec's are checked against).
+    @Test func todaysParserErrorsGetTheRightStatus() {
+        #expect(RequestParseFailure.proxyError(for: .headerOverflow, requestLineLength: 90_000).status == .uriTooLong)
+        #expect(RequestParseFailure.proxyError(for: .headerOverflow, requestLineLength: 40).status == .requestHeaderFieldsTooLarge)
+        #expect(RequestParseFailure.proxyError(for: .unknown, requestLineLength: 40).status == .badRequest)
+        #expect(RequestParseFailure.proxyError(for: .invalidChunkSize, requestLineLength: 40).status == .badRequest)
+    }
+
     /// Today's answer for an llhttp error, as the machine builds it.
     static func today(_ error: HTTPParserError, line: Int = 40) -> String {
         RequestParseFailure.proxyError(for: error, requestLineLength: line).message

@@ -13,10 +13,10 @@ struct PipelineQueue {
     /// so the client is slowed down by TCP instead of refused.
     static let readAheadRequests = 16
     static let readAheadBodyBytes = 256 << 10
-    /// Hard bounds of the queue. Reading stops at the read-ahead marks above, and what is parsed
-    /// past them is one receive buffer (64 KiB at most: a few thousand of the smallest requests),
-    /// so these are reached only by what cannot be held back; then the next request is answered
-    /// 503 (in order, after the queued ones) and the connection closes.
+    /// Hard bounds of the queue. Reading stops at the read-ahead marks above, and the decoder
+    /// parses nothing past the part that reached them (a body slice is one receive buffer at
+    /// most), so these are reached only by what cannot be held back; then the next request is
+    /// answered 503 (in order, after the queued ones) and the connection closes.
     static let maxQueuedRequests = 8_192
     static let maxQueuedBodyBytes = 1 << 20
 

@@ -67,7 +67,9 @@ enum RequestIntake {
     }
 
     /// 407. The connection stays open for the client's next try when the refused request has no
-    /// body and the decoder still parses (not after CONNECT or an upgrade, where it stops).
+    /// body and what follows it is HTTP: not after an upgrade request, nor after a CONNECT whose
+    /// head was followed by more bytes (tunnel bytes sent ahead). Browsers and Java retry a CONNECT
+    /// with credentials on the same connection.
     private static func refuse(
         _ head: RequestHead, why: String, user: String?, draining: Bool, settings: borrowing Settings, lifecycle: inout ConnectionLifecycle
     ) -> Decision {
@@ -76,7 +78,7 @@ enum RequestIntake {
         record.user = user
         record.fail(error)
         record.status = error.statusCode
-        let keepAlive = head.isKeepAlive && !draining && !lifecycle.closeAfterExchange && !head.isConnect
+        let keepAlive = head.isKeepAlive && !draining && !lifecycle.closeAfterExchange && !(head.isConnect && head.bytesFollowed)
             && !head.fields.contains(name: "upgrade") && !head.mayHaveBody
         let refusal = settings.errorAnswer(error, keepAlive: keepAlive, for: &record)
         return .refuseCredentials(refusal, record, keepAlive: keepAlive)

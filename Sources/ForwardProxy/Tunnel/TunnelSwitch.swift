@@ -13,7 +13,7 @@ package struct TunnelSwitch {
     /// The client channel's HTTP decoder, removed by reference (responses are serialized by
     /// `ClientConnectionHandler` itself).
     struct ClientCodec {
-        var decoder: ByteToMessageHandler<ClientRequestDecoder>
+        var decoder: ByteToMessageHandler<ClientRequestReader>
         /// On a transparent connection: turns origin-form requests into absolute-form ones.
         var transparentTargets: TransparentRequestTargetHandler? = nil
     }

@@ -1,8 +1,11 @@
 import NIOCore
 import NIOHTTP1
+import ProxyHTTP
+import ProxyKit
 
-/// The client connection's one decoding handler: NIO's request decoder (llhttp), embedded, plus
-/// what the proxy needs around it.
+/// The request side of the stack the codec replaced, kept as the differential tests' reference:
+/// the client connection's decoding handler before `ClientRequestReader`, NIO's request decoder
+/// (llhttp), embedded, plus what the proxy needed around it.
 /// - It reports the first bytes of a request, so the header timeout runs from the moment a
 ///   client starts a request rather than from when it went idle, and counts the bytes of its
 ///   first line (a head that overflows with a long request line is answered 414, not 431).
@@ -155,3 +158,47 @@ package final class ClientRequestDecoder: ByteToMessageDecoder {
 
 @available(*, unavailable)
 extension ClientRequestDecoder: Sendable {}
+
+extension RequestParseFailure {
+    /// The answer the forward path gave to a request llhttp rejected, before the codec. Every such
+    /// answer closed the connection: after a parse error nothing that follows on it can be framed
+    /// reliably.
+    package static func proxyError(for error: HTTPParserError, requestLineLength: Int) -> ProxyError {
+        switch error {
+        case .headerOverflow:
+            if requestLineLength > MessageFraming.maxRequestTargetLength {
+                return ProxyError(
+                    .uriTooLong,
+                    "the request line is \(requestLineLength) bytes or more; the limit for the target is \(MessageFraming.maxRequestTargetLength)"
+                )
+            }
+            return ProxyError(
+                .headersTooLarge,
+                "request headers are too large (at most \(MessageFraming.maxRequestFieldCount) fields and \(MessageFraming.maxHeadBytes) bytes)"
+            )
+        case .unknown:
+            // llhttp's HPE_INVALID_TRANSFER_ENCODING and HPE_CR_EXPECTED land here.
+            return .malformed(
+                "invalid framing: Transfer-Encoding must end in chunked (RFC 9112 §6.3), and lines must end in CRLF"
+            )
+        case .unexpectedContentLength:
+            return .malformed("Content-Length is not allowed here (duplicate, or together with Transfer-Encoding)")
+        case .invalidContentLength:
+            return .malformed("invalid Content-Length")
+        case .invalidChunkSize:
+            return .malformed("invalid chunk size in the chunked body")
+        case .invalidHeaderToken:
+            return .malformed("invalid header field (name, value or line folding)")
+        case .lfExpected, .strictModeAssertion, .invalidConstant:
+            return .malformed("invalid line ending or framing (lines must end in CRLF)")
+        case .invalidMethod:
+            return .malformed("invalid method")
+        case .invalidURL:
+            return .malformed("invalid request target")
+        case .invalidVersion:
+            return .malformed("invalid HTTP version")
+        default:
+            return .malformed("the request could not be parsed (\(error))")
+        }
+    }
+}

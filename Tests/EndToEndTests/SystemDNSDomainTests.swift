@@ -48,16 +48,10 @@ struct SystemDNSDomainTests {
         #expect(Self.askedNames(service) == ["localhost"])
     }
 
-    @Test func namesUnderTheSuffixesNeverReachTheHTTPDNSService() throws {
-        guard ExternalTool.isRoot, let unshare = ChildEnvironment.which("unshare") else {
-            FileHandle.standardError.write(Data("""
-                !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!
-                !! SKIPPED: namesUnderTheSuffixesNeverReachTheHTTPDNSService needs root and unshare
-                !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!
-
-                """.utf8))
-            return
-        }
+    // Needs root (a private mount namespace) and unshare: skipped, and reported as skipped, otherwise.
+    @Test(.enabled(if: ExternalTool.isRoot && ChildEnvironment.which("unshare") != nil, "needs root and unshare"))
+    func namesUnderTheSuffixesNeverReachTheHTTPDNSService() throws {
+        let unshare = try #require(ChildEnvironment.which("unshare"))
         let hosts = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-hosts-\(UUID().uuidString)")
         let nsswitch = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-nsswitch-\(UUID().uuidString)")
         defer {

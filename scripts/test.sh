@@ -27,9 +27,10 @@ swift build --build-tests
 # build compiles it: compile it here (no link, no sanitizer; seconds, since the modules it reads are
 # built) so that moving the parsers between modules cannot break it unseen.
 HTTPDNS_PROXY_FUZZ=1 swift build --target ParserFuzz
-# One test at a time: many end-to-end helpers block while they wait for a child process or a
-# socket, and with two cores the concurrency pool is two threads wide, so tests run in parallel
-# could starve each other's async work into time-outs.
+# Still one test at a time. The end-to-end suites, whose helpers block (a child process, a log
+# line, a socket), run on threads of their own (`.onBlockingThreads`), so they no longer starve the
+# async tests of the concurrency pool (two threads wide on two cores); but in parallel, end-to-end
+# tests waiting for one of those threads can still exceed their time limits on a loaded machine.
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0

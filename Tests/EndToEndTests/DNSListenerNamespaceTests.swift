@@ -6,7 +6,7 @@ import Testing
 /// A real program's getaddrinfo, in a private mount namespace whose /etc/resolv.conf names the DNS
 /// listener, gets HTTPDNS's answer for a name the "system DNS" (a fake upstream on loopback that
 /// answers every name with 10.96.0.42) would lie about; a forwarded zone still gets the upstream's.
-@Suite("DNS listener and getaddrinfo", .timeLimit(.minutes(2)))
+@Suite("DNS listener and getaddrinfo", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct DNSListenerNamespaceTests {
     // Needs root (a mount namespace, port 53) with unshare and getent: skipped, and reported as
     // skipped, otherwise.

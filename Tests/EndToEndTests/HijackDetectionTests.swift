@@ -6,7 +6,7 @@ import Testing
 /// `--compare-system-dns` through the real binary. The system resolver is only ever asked for names
 /// /etc/hosts answers: `localhost`, or, as root, names in a private /etc/hosts bind-mounted in a
 /// mount namespace of the proxy's own (`unshare -m`). Everything else stays in the fake service.
-@Suite("Hijack detection (system DNS audit)", .timeLimit(.minutes(2)))
+@Suite("Hijack detection (system DNS audit)", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct HijackDetectionTests {
     static func admin(_ proxy: ProxyProcess, _ path: String) throws -> Curl.Response {
         try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)\(path)", proxy: nil)

@@ -8,7 +8,7 @@ import Testing
 /// they are reported as skipped, and so is a script that finds a tool missing (it exits 77 then,
 /// with the reason on a SKIPPED line). One at a time: each takes addresses and veth names of its own,
 /// but they are heavy, and a failure is easier to read alone.
-@Suite("Namespace scenarios", .serialized, .timeLimit(.minutes(10)),
+@Suite("Namespace scenarios", .onBlockingThreads, .serialized, .timeLimit(.minutes(10)),
        .enabled(if: ExternalTool.isRoot, "the namespace scenarios need root (network namespaces, netfilter)"))
 struct NamespaceScenarioTests {
     /// scripts/NAME, found from this file: Tests/EndToEndTests/X.swift -> ../../scripts.

@@ -7,7 +7,7 @@ import Testing
 /// that namespace's loopback: adding and removing an address there is a network change, which
 /// must refresh the cached names (queries reach the fake service again) and count in /stats and
 /// /metrics. Nothing leaves the namespace. Root and iproute2 only; otherwise reported as skipped.
-@Suite("Network change", .timeLimit(.minutes(2)), .serialized)
+@Suite("Network change", .onBlockingThreads, .timeLimit(.minutes(2)), .serialized)
 struct NetworkChangeTests {
     @Test(.enabled(if: NetworkNamespace.available, "needs root, ip (iproute2) and permission to add a network namespace"))
     func anAddressAddedOrRemovedRefreshesTheCachedNames() throws {

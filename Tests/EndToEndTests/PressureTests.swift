@@ -5,7 +5,7 @@ import Testing
 /// Under pressure the proxy slows down, never spins or refuses: descriptor exhaustion, deep
 /// pipelining, and many connections from the sidecar's own app. Each test measures the symptom
 /// (CPU time and RSS from /proc, accept calls from strace and `/stats`), through the real binary.
-@Suite("Under pressure", .timeLimit(.minutes(3)))
+@Suite("Under pressure", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct PressureTests {
     static let allowLoopback = AccessControlTests.allowLoopback
 

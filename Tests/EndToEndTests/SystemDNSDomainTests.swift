@@ -7,7 +7,7 @@ import Testing
 /// system resolver only; the fake HTTPDNS service must never see them, while other names still go
 /// to it. The system resolver is only asked for names /etc/hosts answers: `localhost`, or, as
 /// root, names in a private /etc/hosts (with `hosts: files`) in a mount namespace of the proxy's own.
-@Suite("System DNS domains", .timeLimit(.minutes(1)))
+@Suite("System DNS domains", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct SystemDNSDomainTests {
     static func askedNames(_ service: FakeHTTPDNSService) -> [String] {
         service.requests().compactMap { $0.query["name"]?.lowercased() }

@@ -532,8 +532,12 @@ let package = Package(
                 "TransparentProxy",
                 "ProxyUpstream",
                 "ForwardProxy",
+                "ProxyAccess",
+                "ProxyKit",
                 "ProxyConfig",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),

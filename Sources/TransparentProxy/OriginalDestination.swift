@@ -8,7 +8,11 @@ import NIOCore
 /// The address a redirected connection was sent to before netfilter's REDIRECT rewrote it:
 /// `SO_ORIGINAL_DST` (IPv4, also for IPv4-mapped peers of a dual-stack listener) or
 /// `IP6T_SO_ORIGINAL_DST` (IPv6), both read from conntrack.
-enum OriginalDestination {
+package enum OriginalDestination {
+    /// How the transparent handler learns where a connection was sent (on the channel's loop;
+    /// nil: not redirected).
+    package typealias Reader = @Sendable (any Channel) -> EventLoopFuture<SocketAddress?>
+
     /// SO_ORIGINAL_DST and IP6T_SO_ORIGINAL_DST share the value 80 (linux/netfilter_ipv4.h, ip6_tables.h).
     static let option: Int32 = 80
     static let levelIPv4 = SocketOptionLevel(IPPROTO_IP)
@@ -16,7 +20,7 @@ enum OriginalDestination {
 
     /// Reads the original destination of `channel` (on its event loop); nil when the socket has
     /// none (not redirected, or no conntrack entry).
-    static func read(_ channel: any Channel) -> EventLoopFuture<SocketAddress?> {
+    package static func read(_ channel: any Channel) -> EventLoopFuture<SocketAddress?> {
         guard let provider = channel as? any SocketOptionProvider else {
             return channel.eventLoop.makeSucceededFuture(nil)
         }

@@ -25,7 +25,8 @@ package final class TransparentConnectionHandler: ChannelInboundHandler, Removab
     private var timer: Scheduled<Void>?
     private var timerDeadline: NIODeadline?
     private var clock: TransparentPeekClock?
-    private let started = NIODeadline.now()
+    /// When the connection was accepted, by its event loop's clock (which a test moves).
+    private var started = NIODeadline.uptimeNanoseconds(0)
     private var client = "?"
     private var logger: Logger
 
@@ -37,6 +38,7 @@ package final class TransparentConnectionHandler: ChannelInboundHandler, Removab
 
     package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        started = context.eventLoop.now
         if let remote = context.channel.remoteAddress {
             client = remote.endpointText
             logger[metadataKey: "client"] = "\(client)"
@@ -65,7 +67,7 @@ package final class TransparentConnectionHandler: ChannelInboundHandler, Removab
             return
         }
         shared.stats.accept()
-        OriginalDestination.read(context.channel).assumeIsolated().whenSuccess { original in
+        shared.originalDestination(context.channel).assumeIsolated().whenSuccess { original in
             guard let context = self.context else { return }
             guard let original, original != context.channel.localAddress, !self.shared.ownListeners.contains(original) else {
                 // Not redirected (a direct connection to this port): never an open relay.
@@ -122,7 +124,7 @@ package final class TransparentConnectionHandler: ChannelInboundHandler, Removab
         guard state == .peeking, let original, let context, var clock else { return }
         let received = buffer?.readableBytes ?? 0
         let peek = TransparentPeek.classify(buffer?.readableBytesView ?? ByteBuffer().readableBytesView)
-        let (step, outcome) = clock.step(peek, received: received, now: .now())
+        let (step, outcome) = clock.step(peek, received: received, now: context.eventLoop.now)
         self.clock = clock
         guard step != .wait, let outcome else {
             arm(at: clock.deadline, context: context)
@@ -133,8 +135,9 @@ package final class TransparentConnectionHandler: ChannelInboundHandler, Removab
         timer = nil
         shared.stats.peeked(outcome)
         // Checked once the peek is decided: the proxy's own connection was recorded when its
-        // connect completed, before its first byte could arrive here.
-        if shared.ownConnections.contains(context.channel.remoteAddress) {
+        // connect completed, before its first byte could arrive here. Both ends must match: an
+        // app's connection may reuse the port number of one of the proxy's on a shared address.
+        if shared.ownConnections.contains(client: context.channel.remoteAddress, original: original) {
             refuseOwnConnection(outcome: outcome, context: context)
             return
         }
@@ -222,7 +225,7 @@ package final class TransparentConnectionHandler: ChannelInboundHandler, Removab
             + "the netfilter rules exempt neither the uid it runs as nor its --outbound-mark (transparent-rules --proxy-uid / --outbound-mark)"
         var record = baseRecord(name: nil, outcome: outcome, hijack: false)
         record.fail(ProxyError(.loopDetected, reason))
-        record.totalMs = (NIODeadline.now() - started).milliseconds
+        record.totalMs = (context.eventLoop.now - started).milliseconds
         env.finished(record)
         shared.loopLog.run { suppressed in
             logger.error("transparent connection refused: redirection loop", metadata: ["reason": "\(reason)", "suppressed": "\(suppressed)"])
@@ -241,7 +244,7 @@ package final class TransparentConnectionHandler: ChannelInboundHandler, Removab
         shared.stats.refuse()
         var record = baseRecord(name: name, outcome: outcome, hijack: false)
         record.fail(ProxyError(kind, reason))
-        record.totalMs = (NIODeadline.now() - started).milliseconds
+        record.totalMs = (context.eventLoop.now - started).milliseconds
         env.finished(record)
         shared.problemLog.run { suppressed in
             logger.notice("transparent connection refused", metadata: ["reason": "\(reason)", "suppressed": "\(suppressed)"])
@@ -276,7 +279,7 @@ package final class TransparentConnectionHandler: ChannelInboundHandler, Removab
                 self.shared.stats.refuse()
                 let proxyError = error as? ProxyError ?? ProxyError(.connectFailed, "cannot connect to \(host): \(error)")
                 record.fail(proxyError)
-                record.totalMs = (NIODeadline.now() - self.started).milliseconds
+                record.totalMs = (context.eventLoop.now - self.started).milliseconds
                 self.env.finished(record)
                 self.shared.problemLog.run { suppressed in
                     self.logger.info(

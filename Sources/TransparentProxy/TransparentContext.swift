@@ -11,8 +11,11 @@ package final class TransparentContext: Sendable {
     let resolver: any UpstreamResolver
     let stats: TransparentStats
     let ownListeners: OwnListeners
-    /// The local ends of the proxy's own upstream connections (one redirected back is refused).
+    /// Both ends of the proxy's own upstream connections (one redirected back is refused).
     let ownConnections: OwnConnections
+    /// Reads a connection's original destination: `OriginalDestination.read` (SO_ORIGINAL_DST) in
+    /// the proxy; a test hands in the address it wants the connection to have been sent to.
+    let originalDestination: OriginalDestination.Reader
     /// At most one line a second for what any client can repeat at will (hijacks, relays that
     /// failed, connections that were not redirected).
     let hijackLog = LogRateLimiter()
@@ -22,8 +25,10 @@ package final class TransparentContext: Sendable {
 
     package init(
         env: ProxyEnvironment, resolver: any UpstreamResolver, stats: TransparentStats, ownListeners: OwnListeners,
-        ownConnections: OwnConnections = OwnConnections()
+        ownConnections: OwnConnections = OwnConnections(),
+        originalDestination: @escaping OriginalDestination.Reader = OriginalDestination.read
     ) {
+        self.originalDestination = originalDestination
         self.ownConnections = ownConnections
         self.env = env
         self.resolver = resolver

@@ -4,7 +4,7 @@ import Testing
 
 /// Closed by default: proxy authentication, the client ACL and connection limits, through the real
 /// binary with curl and raw sockets.
-@Suite("Access control and limits", .timeLimit(.minutes(2)))
+@Suite("Access control and limits", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct AccessControlTests {
     static let allowLoopback = ["--allow-destination", "127.0.0.0/8"]
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `--access-log-format combined|squid`, and the JSON line's `user_agent` and `request_id`
 /// (sent to the origin with `--request-id-header`), through the binary with curl.
-@Suite("Access log formats", .timeLimit(.minutes(2)))
+@Suite("Access log formats", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct AccessLogFormatTests {
     /// Waits until the access log has `count` lines (stdout).
     static func lines(_ proxy: ProxyProcess, count: Int) throws -> [String] {

@@ -6,7 +6,7 @@ import Testing
 /// `--probe-domains` through the real binary: the fake HTTPDNS service answers [dead, live] for a
 /// probe domain; once the answer is probed, the first proxied request goes straight to the live
 /// address (no refused connect attempt at all).
-@Suite("Address probing", .timeLimit(.minutes(2)))
+@Suite("Address probing", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct AddressProbingTests {
     @Test func theFirstRequestAfterProbingGoesStraightToTheLiveAddress() throws {
         // The origin listens on 127.0.0.2; nothing listens on 127.0.0.3 at that port.

@@ -3,7 +3,7 @@ import Testing
 
 /// The admin listener is closed like the proxy: the client ACL applies to it, and a browser on
 /// another site cannot make it change anything.
-@Suite("Admin access", .timeLimit(.minutes(1)))
+@Suite("Admin access", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct AdminAccessTests {
     @Test func clientsOutsideTheACLGet403FromTheAdminListenerButHealthProbesAndLoopbackWork() throws {
         // Loopback is always allowed on the admin listener (the healthcheck probes from it); a

@@ -4,7 +4,7 @@ import Testing
 
 /// The live admin page at `/`, loaded by a real browser (headless Chromium) from the running
 /// binary: after its first refresh the DOM shows what the JSON endpoints know.
-@Suite("Admin page", .timeLimit(.minutes(3)))
+@Suite("Admin page", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct AdminPageTests {
     @Test func theRawPageIsSelfContained() throws {
         let proxy = try ProxyProcess.launch()

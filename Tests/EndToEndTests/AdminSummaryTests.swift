@@ -3,7 +3,7 @@ import Testing
 
 /// `/summary` and the admin page's "Since the start": what the proxy served before anyone looked,
 /// through the binary; and the admin listener's answers to a wrong method or an unknown path.
-@Suite("Admin summary", .timeLimit(.minutes(3)))
+@Suite("Admin summary", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct AdminSummaryTests {
     static func summary(_ proxy: ProxyProcess) throws -> [String: Any] {
         let response = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/summary", proxy: nil)

@@ -6,7 +6,7 @@ import Testing
 /// The proxy against the fake Alibaba v2 service (loopback only): signed, AES-GCM encrypted
 /// queries and service-IP scheduling. `origin.test` exists only in the fake service, and
 /// `--system-fallback false` keeps every name from reaching system DNS.
-@Suite("Alibaba HTTPDNS v2", .timeLimit(.minutes(2)))
+@Suite("Alibaba HTTPDNS v2", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct AlibabaV2ResolutionTests {
     static let secret = "5ec2e7a1b0c9d8e7f6a5b4c3d2e1f0a9"
     static let aesKey = "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf"

@@ -6,7 +6,7 @@ import Testing
 /// 100 ms keeps its pooled upstream connection busy, so only the connection's lease (renewed from
 /// the cache once per TTL) moves it to a changed answer. The old origin listens on 127.0.0.1, the
 /// new one on 127.0.0.2, both on one port; each answers with its tag.
-@Suite("Answer changes reach busy clients", .timeLimit(.minutes(2)))
+@Suite("Answer changes reach busy clients", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct AnswerChangeTests {
     static let ttl = 2
 

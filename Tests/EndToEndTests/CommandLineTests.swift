@@ -3,7 +3,7 @@ import Testing
 
 /// The command line a user meets first: `--help`, the subcommands' help, misspellings, and
 /// `config check`.
-@Suite("Command line", .timeLimit(.minutes(1)))
+@Suite("Command line", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct CommandLineTests {
     @Test func topLevelHelpShowsTheServeOptionsGrouped() throws {
         let run = try ResolveRun.run(["--help"])

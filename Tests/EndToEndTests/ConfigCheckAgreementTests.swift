@@ -4,7 +4,7 @@ import Testing
 
 /// `config check` promises exit 0 only when the proxy would start: for each configuration here it
 /// and `serve` must give the same verdict, and the one expected (the exit codes differ: 1 and 64).
-@Suite("Config check agrees with serve", .timeLimit(.minutes(3)))
+@Suite("Config check agrees with serve", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct ConfigCheckAgreementTests {
     struct Case: CustomStringConvertible {
         var description: String

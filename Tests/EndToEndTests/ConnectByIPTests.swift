@@ -7,7 +7,7 @@ import Testing
 /// on another address, and system DNS when every HTTPDNS address failed. Loopback only: a "dead"
 /// address is 127.0.0.66 (no test server ever binds it) at the port where 127.0.0.1 listens. Names other than `localhost` exist
 /// only in the fake HTTPDNS service, and those tests run with `--system-fallback false`.
-@Suite("Connecting by IP", .timeLimit(.minutes(2)))
+@Suite("Connecting by IP", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct ConnectByIPTests {
     /// JSON provider at `service`, IPv4 answers, no upstream pooling (every request dials).
     static func arguments(_ service: FakeHTTPDNSService, allow: String = "127.0.0.0/8", fallback: Bool = false) -> [String] {

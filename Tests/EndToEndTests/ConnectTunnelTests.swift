@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// CONNECT tunnels: allowlisted ports, byte transparency, half-close, IPv6 literals.
-@Suite("CONNECT tunnels", .timeLimit(.minutes(1)))
+@Suite("CONNECT tunnels", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct ConnectTunnelTests {
     static func tunnelArguments(port: Int, allow: String = "127.0.0.0/8") -> [String] {
         ["--allow-destination", allow, "--connect-ports", String(port)]

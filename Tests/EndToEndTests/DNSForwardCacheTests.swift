@@ -6,7 +6,7 @@ import Testing
 /// The DNS listener's cache of forwarded answers through the real binary, with dig: a question
 /// the listener forwards (a forward zone's name, a type HTTPDNS does not answer) reaches the
 /// upstream once per TTL, whatever its type, its letter case or its transport.
-@Suite("DNS listener forward cache", .timeLimit(.minutes(3)))
+@Suite("DNS listener forward cache", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct DNSForwardCacheTests {
     @Test func forwardedAnswersOfEveryTypeAreAskedOncePerTTL() throws {
         guard ExternalTool.shouldRun("dig", present: DNSListenerTests.dig != nil) else { return }

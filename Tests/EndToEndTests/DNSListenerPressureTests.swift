@@ -7,7 +7,7 @@ import Testing
 /// listener (PressureTests), each leaves epoll for a moment instead of spinning on a failing
 /// accept() while clients wait in its backlog, and accepts again as soon as descriptors are free.
 /// The symptom is measured: the process's CPU time from /proc over 3 s.
-@Suite("DNS listeners under descriptor exhaustion", .timeLimit(.minutes(3)))
+@Suite("DNS listeners under descriptor exhaustion", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct DNSListenerPressureTests {
     @Test(arguments: ["doh", "dns-tcp"])
     func descriptorExhaustionPausesAcceptInsteadOfSpinning(listener: String) throws {

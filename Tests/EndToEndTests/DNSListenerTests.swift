@@ -6,7 +6,7 @@ import Testing
 /// `--dns-listen` through the real binary, with dig (dnsutils) and dnspython as clients, the fake
 /// HTTPDNS service behind it and a fake upstream DNS server on loopback for what it forwards.
 /// `--system-fallback false` and `--dns-upstream` pointing at the fake keep every query on loopback.
-@Suite("DNS listener", .timeLimit(.minutes(3)))
+@Suite("DNS listener", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct DNSListenerTests {
     struct Listener {
         var proxy: ProxyProcess

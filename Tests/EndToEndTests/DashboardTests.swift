@@ -3,7 +3,7 @@ import Testing
 
 /// deploy/grafana's dashboard: every panel's query is valid PromQL (promtool, over a rules file
 /// made of the queries) and names only metrics that a real scrape of the binary exports.
-@Suite("Grafana dashboard", .timeLimit(.minutes(2)))
+@Suite("Grafana dashboard", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct DashboardTests {
     static func dashboard() throws -> [String: Any] {
         var components = #filePath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)

@@ -5,7 +5,7 @@ import Testing
 
 /// `--doh-listen`: a node-tier proxy serving its cache as RFC 8484 DoH and JSON, queried by the
 /// proxy's own `doh` and `json` providers (`httpdns-proxy resolve`) and by curl.
-@Suite("DoH listener", .timeLimit(.minutes(2)))
+@Suite("DoH listener", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct DoHListenerTests {
     /// A node-tier proxy with the DoH listener on a free loopback port.
     static func launchNode(_ service: FakeHTTPDNSService, extra: [String] = []) throws -> (ProxyProcess, Int) {

@@ -7,7 +7,7 @@ import Testing
 /// docs/operations.md's endpoint table and every documented one is listed; every metric name /metrics
 /// exposes after some traffic is in docs/operations.md and every documented `httpdns_proxy_*`
 /// name is exposed.
-@Suite("Documentation check", .timeLimit(.minutes(3)))
+@Suite("Documentation check", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct DocumentationCheckTests {
     /// docs/NAME, found from this file: Tests/EndToEndTests/X.swift -> ../../docs.
     static func doc(_ name: String) throws -> String {

@@ -3,7 +3,7 @@ import Testing
 
 /// The effective configuration `config check` prints and `/summary` serves: the values in force
 /// (defaults worked out, never "nil"), each with where it came from, the same in both.
-@Suite("Effective configuration", .timeLimit(.minutes(1)))
+@Suite("Effective configuration", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct EffectiveConfigurationTests {
     /// `config check --output json`'s settings.
     static func checkSettings(_ arguments: [String], environment: [String: String]) throws -> [[String: String]] {

@@ -6,7 +6,7 @@ import Testing
 /// FoundationEssentials, never the full Foundation (which brings ICU's ~34 MB of data), and the
 /// binary under test (`HTTPDNS_PROXY_BIN` can point at the release or static build) neither maps
 /// nor contains ICU.
-@Suite("Footprint check", .timeLimit(.minutes(2)))
+@Suite("Footprint check", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct FootprintCheckTests {
     /// The repository root, found from this file: Tests/EndToEndTests/X.swift -> ../..
     static var root: String {

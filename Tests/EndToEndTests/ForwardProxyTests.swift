@@ -7,7 +7,7 @@ import Testing
 /// Every test starts its own origin and proxy on port 0; `defer { x.stop() }` both cleans up when a
 /// test fails and keeps each server alive until the end of the test (ARC may otherwise end a lifetime
 /// at its last use).
-@Suite("Forward proxy", .timeLimit(.minutes(2)))
+@Suite("Forward proxy", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct ForwardProxyTests {
     /// Loopback is denied by the proxy's SSRF guard unless explicitly allowed.
     static let allowLoopback = ["--allow-destination", "127.0.0.0/8"]

@@ -6,7 +6,7 @@ import Testing
 /// Cases come from RFC 9112 §6 and the classic smuggling obfuscations (Envoy's codec tests,
 /// http-garden): CL/TE combinations, transfer-coding spellings, control bytes, obs-fold, bare
 /// CR/LF, chunk-size tricks, pipelining after an error.
-@Suite("Framing conformance", .timeLimit(.minutes(3)))
+@Suite("Framing conformance", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct FramingSuiteTests {
     static let allowLoopback = ["--allow-destination", "127.0.0.0/8"]
     static let via = "Via: 1.1 httpdns-proxy\r\n"

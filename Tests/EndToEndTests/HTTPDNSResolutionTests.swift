@@ -7,7 +7,7 @@ import Testing
 /// `origin.test` exist only in the fake service; wherever a test could make the proxy fall back to
 /// system DNS for such a name, `--system-fallback false` keeps the query from ever leaving the
 /// machine. Fallback tests use `localhost`, which the system answers from /etc/hosts.
-@Suite("HTTPDNS resolution", .timeLimit(.minutes(2)))
+@Suite("HTTPDNS resolution", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct HTTPDNSResolutionTests {
     /// Provider flags pointing at `service` by name (`localhost`) pinned to its loopback address.
     static func jsonProvider(_ service: FakeHTTPDNSService, pins: [String]? = nil) -> [String] {

@@ -4,7 +4,7 @@ import Testing
 import TLSTestSupport
 
 /// `httpdns-proxy healthcheck` against a running proxy and against nothing.
-@Suite("Healthcheck", .timeLimit(.minutes(1)))
+@Suite("Healthcheck", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct HealthcheckTests {
     @Test func exitsZeroWhenHealthzAnswers200() throws {
         let proxy = try ProxyProcess.launch()

@@ -6,7 +6,7 @@ import Testing
 /// `--compare-system-dns` through the real binary. The system resolver is only ever asked for names
 /// /etc/hosts answers: `localhost`, or, as root, names in a private /etc/hosts bind-mounted in a
 /// mount namespace of the proxy's own (`unshare -m`). Everything else stays in the fake service.
-@Suite("Hijack detection (system DNS audit)", .timeLimit(.minutes(2)))
+@Suite("Hijack detection (system DNS audit)", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct HijackDetectionTests {
     static func admin(_ proxy: ProxyProcess, _ path: String) throws -> Curl.Response {
         try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)\(path)", proxy: nil)
@@ -123,16 +123,10 @@ struct HijackDetectionTests {
     /// As root: the proxy runs in its own mount namespace whose /etc/hosts lies about a name, and
     /// whose /etc/nsswitch.conf says `hosts: files`, so a name missing from that file fails in the
     /// system resolver without any DNS query leaving the machine.
-    @Test func aLyingEtcHostsInAPrivateMountNamespaceIsCaught() throws {
-        guard ExternalTool.isRoot, let unshare = ChildEnvironment.which("unshare") else {
-            FileHandle.standardError.write(Data("""
-                !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!
-                !! SKIPPED: aLyingEtcHostsInAPrivateMountNamespaceIsCaught needs root and unshare
-                !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!
-
-                """.utf8))
-            return
-        }
+    // Needs root (a private mount namespace) and unshare: skipped, and reported as skipped, otherwise.
+    @Test(.enabled(if: ExternalTool.isRoot && ChildEnvironment.which("unshare") != nil, "needs root and unshare"))
+    func aLyingEtcHostsInAPrivateMountNamespaceIsCaught() throws {
+        let unshare = try #require(ChildEnvironment.which("unshare"))
         let hosts = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-hosts-\(UUID().uuidString)")
         let nsswitch = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-nsswitch-\(UUID().uuidString)")
         defer {

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 /// Start-up and graceful shutdown of the proxy process.
-@Suite("Lifecycle", .timeLimit(.minutes(1)))
+@Suite("Lifecycle", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct LifecycleTests {
     @Test func startsAndListensOnBothPorts() throws {
         let proxy = try ProxyProcess.launch()

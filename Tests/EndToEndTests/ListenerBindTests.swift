@@ -4,7 +4,7 @@ import Testing
 
 /// A listener whose port is taken: a configuration error (exit 64) that says which listener, which
 /// address and what to do, in the configured log format, with nothing else on stderr.
-@Suite("Listener address in use", .timeLimit(.minutes(1)))
+@Suite("Listener address in use", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct ListenerBindTests {
     /// Runs the binary until it exits.
     static func run(_ arguments: [String]) throws -> ExternalTool.Result {

@@ -5,7 +5,7 @@ import Testing
 /// Signals an operator sends: SIGUSR1 reopens the access log (log rotation), SIGHUP reloads and
 /// reopens, SIGUSR2 and SIGPIPE do nothing. And the logrotate snippet in deploy/ run by the real
 /// logrotate against the real binary under load: every line is in access.log or a rotated file.
-@Suite("Log rotation and signals", .timeLimit(.minutes(2)))
+@Suite("Log rotation and signals", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct LogRotationTests {
     static func directory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-logs-\(UUID().uuidString)", isDirectory: true)

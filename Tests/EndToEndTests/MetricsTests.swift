@@ -4,7 +4,7 @@ import Testing
 
 /// The admin `/metrics` endpoint of the real binary: the contract's names, and counts that agree
 /// with `/stats`, the access log and what the fake HTTPDNS service saw.
-@Suite("Prometheus metrics", .timeLimit(.minutes(2)))
+@Suite("Prometheus metrics", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct MetricsTests {
     /// `name{labels} value` lines of a Prometheus text exposition, keyed by `name{labels}` with
     /// the labels in the order written.

@@ -6,14 +6,11 @@ import Testing
 /// The real binary in a network namespace of its own, with a fake HTTPDNS service listening on
 /// that namespace's loopback: adding and removing an address there is a network change, which
 /// must refresh the cached names (queries reach the fake service again) and count in /stats and
-/// /metrics. Nothing leaves the namespace. Root and iproute2 only; otherwise SKIPPED, loudly.
-@Suite("Network change", .timeLimit(.minutes(2)), .serialized)
+/// /metrics. Nothing leaves the namespace. Root and iproute2 only; otherwise reported as skipped.
+@Suite("Network change", .onBlockingThreads, .timeLimit(.minutes(2)), .serialized)
 struct NetworkChangeTests {
-    @Test func anAddressAddedOrRemovedRefreshesTheCachedNames() throws {
-        if let reason = NetworkNamespace.skipReason() {
-            NetworkNamespace.printSkipped("network change end-to-end test", reason)
-            return
-        }
+    @Test(.enabled(if: NetworkNamespace.available, "needs root, ip (iproute2) and permission to add a network namespace"))
+    func anAddressAddedOrRemovedRefreshesTheCachedNames() throws {
         let namespace = try NetworkNamespace(name: "hp-nc-\(getpid())")
         defer { namespace.remove() }
         // A veth pair with both ends inside: an interface to put addresses on (no traffic).

@@ -3,7 +3,7 @@ import Testing
 
 /// `/proxy.pac` fetched from the running binary and evaluated by a real PAC engine (pacparser,
 /// the library behind many PAC test tools), never by string matching alone.
-@Suite("PAC file", .timeLimit(.minutes(2)))
+@Suite("PAC file", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct PACFileEndToEndTests {
     /// Runs `FindProxyForURL(url, host)` for each case in pacparser.
     static func evaluate(pac: String, cases: [(url: String, host: String)]) throws -> [String] {

@@ -8,7 +8,7 @@ import Testing
 /// proxy and `--connect-to ::127.0.0.1:PORT`, so a direct request lands on a loopback stand-in
 /// origin whatever the URL names (no name is ever resolved, nothing leaves the machine). Which of
 /// the two answered tells what curl decided.
-@Suite("PAC bypass agrees with curl's NO_PROXY", .timeLimit(.minutes(3)))
+@Suite("PAC bypass agrees with curl's NO_PROXY", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct PACNoProxyAgreementTests {
     struct Case {
         var url: String

@@ -5,7 +5,7 @@ import Testing
 /// Under pressure the proxy slows down, never spins or refuses: descriptor exhaustion, deep
 /// pipelining, and many connections from the sidecar's own app. Each test measures the symptom
 /// (CPU time and RSS from /proc, accept calls from strace and `/stats`), through the real binary.
-@Suite("Under pressure", .timeLimit(.minutes(3)))
+@Suite("Under pressure", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct PressureTests {
     static let allowLoopback = AccessControlTests.allowLoopback
 
@@ -181,11 +181,8 @@ struct PressureTests {
         #expect(try client.readResponse().statusCode == 200, proxy.diagnostics)
     }
 
-    @Test func aNonLoopbackClientGets503AtItsConnectionPastThePerClientLimit() throws {
-        if let reason = NetworkNamespace.skipReason() {
-            NetworkNamespace.printSkipped("per-client limit for a non-loopback client", reason)
-            return
-        }
+    @Test(.enabled(if: NetworkNamespace.available, "needs root, ip (iproute2) and permission to add a network namespace"))
+    func aNonLoopbackClientGets503AtItsConnectionPastThePerClientLimit() throws {
         // One namespace; 192.0.2.1 (TEST-NET-1) on its loopback interface. A connection from the
         // namespace to that address has it as its source: a client that is not loopback.
         let namespace = try NetworkNamespace(name: "hp-limit-\(getpid())")

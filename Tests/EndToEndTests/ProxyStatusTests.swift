@@ -6,7 +6,7 @@ import Testing
 
 /// RFC 9209 `Proxy-Status` on every answer the proxy gives itself, next to `X-Proxy-Error`, parsed
 /// with a real RFC 8941 parser: the error type says what failed, `details` says why.
-@Suite("Proxy-Status", .timeLimit(.minutes(2)))
+@Suite("Proxy-Status", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct ProxyStatusTests {
     struct Parsed {
         var member: String

@@ -4,7 +4,7 @@ import Testing
 
 /// Purge means "stop using that address": after `DELETE /cache?host=H` the next request to H asks
 /// the resolver again and dials a new upstream connection instead of riding the pooled one.
-@Suite("Purge", .timeLimit(.minutes(2)))
+@Suite("Purge", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct PurgeTests {
     @Test func purgingAHostForgetsItsAnswerAndItsPooledConnection() throws {
         let origin = try TestOrigin()

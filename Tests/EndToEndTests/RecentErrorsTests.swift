@@ -3,7 +3,7 @@ import Testing
 
 /// `/errors` and the admin page's "Recent errors": the server keeps the last 100 failed requests
 /// and tunnels, so what failed before anyone looked is still there to see.
-@Suite("Recent errors", .timeLimit(.minutes(3)))
+@Suite("Recent errors", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct RecentErrorsTests {
     static func errors(_ proxy: ProxyProcess) throws -> [String: Any] {
         let response = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/errors", proxy: nil)

@@ -6,7 +6,7 @@ import Testing
 /// the reload waits on a thread of its own; the event loops, which the admin listener shares with
 /// every proxied connection, keep serving. The symptom is measured: request latency on an open
 /// connection while a `POST /reload` is blocked reading the configuration file for 2 s.
-@Suite("Reload off the event loops", .timeLimit(.minutes(1)))
+@Suite("Reload off the event loops", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct ReloadBlockingTests {
     @Test func aReloadBlockedOnItsFileDelaysNoRequest() throws {
         let origin = try TestOrigin()

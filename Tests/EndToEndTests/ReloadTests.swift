@@ -5,7 +5,7 @@ import Testing
 
 /// SIGHUP and `POST /reload`: the configuration file and environment are read again and applied
 /// to new requests; open connections and tunnels carry on; an invalid file changes nothing.
-@Suite("Configuration reload", .timeLimit(.minutes(1)))
+@Suite("Configuration reload", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct ReloadTests {
     static func write(_ yaml: String, to path: String) throws {
         try yaml.write(toFile: path, atomically: true, encoding: .utf8)

@@ -6,7 +6,7 @@ import Testing
 /// `--resolver-token`: a pod proxy's doh/json provider sending the node tier's `--doh-token`. The
 /// node asks one fake vendor (192.0.2.10); the pods' fallback provider is a second fake vendor
 /// (192.0.2.99), so every answer says which path it took.
-@Suite("Resolver token (pod side of doh-token)", .timeLimit(.minutes(3)))
+@Suite("Resolver token (pod side of doh-token)", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct ResolverTokenTests {
     static let token = "node-T0ken-7c1f"
     static let wrongToken = "wrong-T0ken-0b2e"

@@ -6,7 +6,7 @@ import Testing
 /// naming it), a skipped entry is reported with its file, line and reason, and SIGHUP and
 /// `POST /reload` read the file again. `--system-fallback false`: names not in the list never
 /// reach a real resolver.
-@Suite("Static list file", .timeLimit(.minutes(1)))
+@Suite("Static list file", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct StaticListFileTests {
     static func list(_ entries: [(String, String)], extra: String = "") -> String {
         let lines = entries.map { "    {\"domain\": \"\($0.0)\", \"ips\": [\"\($0.1)\"]}" }

@@ -3,7 +3,7 @@ import Testing
 
 /// Checks the test support code itself (no proxy involved): curl and RawClient straight to the
 /// in-process servers, and ProxyProcess against a tiny shell-script stand-in.
-@Suite("Support self-tests", .timeLimit(.minutes(1)))
+@Suite("Support self-tests", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct SupportSelfTests {
     @Test func helloDirect() throws {
         let origin = try TestOrigin()

@@ -7,7 +7,7 @@ import Testing
 /// system resolver only; the fake HTTPDNS service must never see them, while other names still go
 /// to it. The system resolver is only asked for names /etc/hosts answers: `localhost`, or, as
 /// root, names in a private /etc/hosts (with `hosts: files`) in a mount namespace of the proxy's own.
-@Suite("System DNS domains", .timeLimit(.minutes(1)))
+@Suite("System DNS domains", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct SystemDNSDomainTests {
     static func askedNames(_ service: FakeHTTPDNSService) -> [String] {
         service.requests().compactMap { $0.query["name"]?.lowercased() }
@@ -48,16 +48,10 @@ struct SystemDNSDomainTests {
         #expect(Self.askedNames(service) == ["localhost"])
     }
 
-    @Test func namesUnderTheSuffixesNeverReachTheHTTPDNSService() throws {
-        guard ExternalTool.isRoot, let unshare = ChildEnvironment.which("unshare") else {
-            FileHandle.standardError.write(Data("""
-                !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!
-                !! SKIPPED: namesUnderTheSuffixesNeverReachTheHTTPDNSService needs root and unshare
-                !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!
-
-                """.utf8))
-            return
-        }
+    // Needs root (a private mount namespace) and unshare: skipped, and reported as skipped, otherwise.
+    @Test(.enabled(if: ExternalTool.isRoot && ChildEnvironment.which("unshare") != nil, "needs root and unshare"))
+    func namesUnderTheSuffixesNeverReachTheHTTPDNSService() throws {
+        let unshare = try #require(ChildEnvironment.which("unshare"))
         let hosts = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-hosts-\(UUID().uuidString)")
         let nsswitch = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-nsswitch-\(UUID().uuidString)")
         defer {

@@ -5,7 +5,7 @@ import Testing
 /// `Type=notify` (deploy/systemd/httpdns-proxy.service): the proxy tells systemd, through the
 /// datagram socket in `NOTIFY_SOCKET`, when it is ready, when a reload starts and ends, and when it
 /// starts draining. The test plays systemd's part with a socket of its own.
-@Suite("systemd notifications", .timeLimit(.minutes(2)))
+@Suite("systemd notifications", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct SystemdNotifyTests {
     /// A bound AF_UNIX datagram socket in a fresh directory; `next` waits for one message.
     final class NotifySocket {

@@ -8,7 +8,7 @@ import TLSTestSupport
 ///
 /// Names such as `origin.test` are answered by an in-process fake HTTPDNS service (JSON provider,
 /// no system DNS), so the proxy dials the IP the "HTTPDNS" chose while TLS uses the name.
-@Suite("TLS origination", .timeLimit(.minutes(2)))
+@Suite("TLS origination", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct TLSOriginationTests {
     static let name = "origin.test"
 

@@ -5,7 +5,7 @@ import Testing
 /// The real binary with `--provider tencent` against the fake Tencent service on loopback. The
 /// origin's name exists only in the fake service and `--system-fallback false` keeps every query
 /// on the machine.
-@Suite("Tencent HTTPDNS", .timeLimit(.minutes(2)))
+@Suite("Tencent HTTPDNS", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct TencentResolutionTests {
     static let account = FakeTencentService.Account(id: "7788", token: "tok-E2E-hidden", aesKey: "aes-E2E-hidden", desKey: "desE2Eky")
 

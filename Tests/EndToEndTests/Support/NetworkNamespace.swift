@@ -12,7 +12,11 @@ final class NetworkNamespace: @unchecked Sendable {
     let ip: String
     private var removed = false
 
-    /// Why no namespace can be made here (printed as SKIPPED by the caller), or nil.
+    /// Whether a namespace can be made here: the condition of the tests that need one
+    /// (`.enabled(if:)`, so they are reported as skipped otherwise). Probed once per process.
+    static let available: Bool = skipReason() == nil
+
+    /// Why no namespace can be made here, or nil.
     static func skipReason() -> String? {
         guard ExternalTool.isRoot else { return "needs root (network namespaces)" }
         guard let ip = ChildEnvironment.which("ip") else { return "needs ip (iproute2)" }
@@ -22,12 +26,6 @@ final class NetworkNamespace: @unchecked Sendable {
         }
         _ = try? ExternalTool.run(ip, ["netns", "del", probe], timeout: .seconds(10))
         return nil
-    }
-
-    static func printSkipped(_ test: String, _ reason: String) {
-        let banner = String(repeating: "!", count: 78)
-        FileHandle.standardError.write(Data("\(banner)\n!! SKIPPED: \(test): \(reason)\n\(banner)\n".utf8))
-        print("SKIPPED: \(test): \(reason)")
     }
 
     init(name: String) throws {

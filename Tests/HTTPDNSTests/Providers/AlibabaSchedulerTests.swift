@@ -77,9 +77,11 @@ import Testing
             self.clock = clock
             self.servers = servers
             self.fetches = fetches
+            // The fetches' timeout is a ceiling no test waits out (dead addresses refuse at once on
+            // loopback): generous, since in a parallel run a loaded machine can take seconds to answer.
             scheduler = AlibabaServiceScheduler(
                 settings: .init(serviceRoot: "http://localhost:\(service.port)", accountID: "139450", secret: nil, sdkVersion: "test",
-                                refreshInterval: refresh, timeout: .seconds(2), caFile: nil, useIPv6ServiceIPs: { hostHasIPv6.withLockedValue { $0 } }),
+                                refreshInterval: refresh, timeout: Self.fetchTimeout, caFile: nil, useIPv6ServiceIPs: { hostHasIPv6.withLockedValue { $0 } }),
                 servers: servers,
                 transport: transport,
                 sleep: { try await clock.sleep(for: $0) },
@@ -88,6 +90,8 @@ import Testing
                 observer: { sink.yield($0) }
             )
         }
+
+        static let fetchTimeout = fakeServiceTimeout
 
         /// Runs the scheduler while `body` runs.
         func running(_ body: (inout AsyncStream<AlibabaSchedulerSnapshot>.Iterator) async throws -> Void) async throws {
@@ -110,7 +114,7 @@ import Testing
         try await harness.running { fetches in
             let first = try #require(await fetches.next())
             #expect(first.lastTrigger == "start")
-            #expect(harness.servers.ips == ["127.0.0.3", "127.0.0.4"])
+            #expect(harness.servers.ips == ["127.0.0.3", "127.0.0.4"], "\(first)")
             #expect(harness.scheduler.snapshot.source == "scheduled")
 
             service.setSchedule(.ips(["127.0.0.5"]))
@@ -186,7 +190,7 @@ import Testing
         let transport = CurlTransport()
         defer { transport.shutdown() }
         let harness = Harness(service, transport: transport, refresh: .zero)
-        let client = ResolverClient(transport: transport, servers: harness.servers, timeout: .seconds(2), caFile: nil, logger: Logger(label: "test"))
+        let client = ResolverClient(transport: transport, servers: harness.servers, timeout: Harness.fetchTimeout, caFile: nil, logger: Logger(label: "test"))
         let provider = AlibabaV2ProviderTests.provider(service, transport: transport, secret: nil, scheduler: harness.scheduler, client: client)
         try await harness.running { fetches in
             _ = try #require(await fetches.next())
@@ -229,7 +233,7 @@ import Testing
         let transport = CurlTransport()
         defer { transport.shutdown() }
         let harness = Harness(service, transport: transport)
-        let client = ResolverClient(transport: transport, servers: harness.servers, timeout: .seconds(2), caFile: nil, logger: Logger(label: "test"))
+        let client = ResolverClient(transport: transport, servers: harness.servers, timeout: Harness.fetchTimeout, caFile: nil, logger: Logger(label: "test"))
         let provider = AlibabaV2ProviderTests.provider(service, transport: transport, secret: nil, scheduler: harness.scheduler, client: client)
         try await harness.running { fetches in
             let first = try #require(await fetches.next())

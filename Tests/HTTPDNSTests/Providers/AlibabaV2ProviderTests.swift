@@ -144,11 +144,26 @@ import Testing
         #expect(requests.first?.query["s"] == nil, "no secret: unsigned")
     }
 
+    /// Two fake servers on one port (127.0.0.1 and 127.0.0.2). The port is free on 127.0.0.1 but
+    /// may be taken on 127.0.0.2 by another test running in parallel: then another port.
+    static func twoServersOnOnePort() throws -> (FakeAlibabaV2Service, FakeAlibabaV2Service) {
+        var attempt = 0
+        while true {
+            let first = try FakeAlibabaV2Service(account: "139450")
+            do {
+                return (first, try FakeAlibabaV2Service(host: "127.0.0.2", port: first.port, account: "139450"))
+            } catch {
+                first.stop()
+                attempt += 1
+                if attempt == 5 { throw error }
+            }
+        }
+    }
+
     /// Two fake servers on one port (127.0.0.1 and 127.0.0.2): the first fails with `code`.
     private func firstServerFails(status: Int, code: String) async throws -> (Result<ResolvedAnswer, ResolveFailure>, second: Int) {
-        let first = try FakeAlibabaV2Service(account: "139450")
+        let (first, second) = try Self.twoServersOnOnePort()
         defer { first.stop() }
-        let second = try FakeAlibabaV2Service(host: "127.0.0.2", port: first.port, account: "139450")
         defer { second.stop() }
         first.failQueries((status, code))
         second.set("a.test", .init(ipv4: ["127.0.0.9"]))

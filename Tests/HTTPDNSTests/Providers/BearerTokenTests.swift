@@ -65,7 +65,7 @@ import Testing
         let transport = CurlTransport()
         defer { transport.shutdown() }
         let client = ResolverClient(
-            transport: transport, servers: ResolverServers(ips: ["127.0.0.1", "127.0.0.2"]), timeout: .seconds(2), caFile: nil,
+            transport: transport, servers: ResolverServers(ips: ["127.0.0.1", "127.0.0.2"]), timeout: fakeServiceTimeout, caFile: nil,
             logger: .init(label: "test")
         )
         let provider: any HTTPDNSProvider = kind == "json"

@@ -4,11 +4,13 @@ import HTTPDNSTestSupport
 import Logging
 
 /// A resolver client aimed at a fake service: the URL names `localhost` (so nothing could leave the
-/// machine even if pinning broke) and is pinned to the given loopback addresses.
+/// machine even if pinning broke) and is pinned to the given loopback addresses. The timeout is a
+/// ceiling no test waits out unless it asks for one (dead addresses refuse at once on loopback):
+/// generous, since in a parallel run the fake services share their event loops with busy tests.
 func makeClient(
     _ transport: CurlTransport,
     pins: [String],
-    timeout: Duration = .seconds(2),
+    timeout: Duration = fakeServiceTimeout,
     now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
 ) -> ResolverClient {
     ResolverClient(
@@ -46,3 +48,6 @@ struct NSLockShim {
         return body()
     }
 }
+
+/// How long a query to a fake service may take before it fails (see `makeClient`).
+let fakeServiceTimeout: Duration = .seconds(30)

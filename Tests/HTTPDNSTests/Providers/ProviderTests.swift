@@ -172,7 +172,7 @@ import Testing
             source: .url(localURL(service, "/static.json")),
             refresh: .seconds(300),
             transport: transport,
-            timeout: .seconds(2),
+            timeout: fakeServiceTimeout,
             caFile: nil,
             pinnedAddresses: ["127.0.0.1"],
             logger: Logger(label: "test")
@@ -186,7 +186,7 @@ import Testing
         try #"{"enable":0,"domainlist":[{"domain":"a.test.com","ips":["127.0.0.11"]}]}"#.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let fromFile = StaticListProvider(
-            source: .file(path), refresh: .seconds(300), transport: transport, timeout: .seconds(2), caFile: nil, logger: Logger(label: "test")
+            source: .file(path), refresh: .seconds(300), transport: transport, timeout: fakeServiceTimeout, caFile: nil, logger: Logger(label: "test")
         )
         try await fromFile.reload()
         do {
@@ -224,9 +224,21 @@ import Testing
     }
 
     @Test func failsOverToTheNextServerOn5xx() async throws {
-        let first = try FakeHTTPDNSService(host: "127.0.0.1")
+        // One port on 127.0.0.1 and 127.0.0.3; a parallel test may hold it on 127.0.0.3: another one.
+        var attempt = 0
+        var pair: (FakeHTTPDNSService, FakeHTTPDNSService)?
+        while pair == nil {
+            let candidate = try FakeHTTPDNSService(host: "127.0.0.1")
+            do {
+                pair = (candidate, try FakeHTTPDNSService(host: "127.0.0.3", port: candidate.port))
+            } catch {
+                candidate.stop()
+                attempt += 1
+                if attempt == 5 { throw error }
+            }
+        }
+        let (first, second) = pair!
         defer { first.stop() }
-        let second = try FakeHTTPDNSService(host: "127.0.0.3", port: first.port)
         defer { second.stop() }
         first.setBehaviour(.fail(status: 503, body: "{}"))
         second.set("www.example.test", .init(ipv4: ["127.0.0.12"], ttl: 60))

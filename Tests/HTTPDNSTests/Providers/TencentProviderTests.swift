@@ -78,8 +78,8 @@ import Testing
 
     @Test func httpModeDES() async throws {
         guard TencentCipher.isDESAvailable else {
-            print("SKIPPED: DES needs OpenSSL's legacy provider")
-            return
+            // Reported as skipped (not passed): the test needs what this OpenSSL lacks.
+            try Test.cancel("DES needs OpenSSL's legacy provider")
         }
         let service = try FakeTencentService(account: Self.account)
         defer { service.stop() }

@@ -30,8 +30,8 @@ import Testing
     ])
     func desKnownAnswers(key: String, clear: String, hex: String) throws {
         guard TencentCipher.isDESAvailable else {
-            print("SKIPPED: DES known answers need OpenSSL's legacy provider")
-            return
+            // Reported as skipped (not passed): the test needs what this OpenSSL lacks.
+            try Test.cancel("DES known answers need OpenSSL's legacy provider")
         }
         let cipher = try TencentCipher(algorithm: .des, key: key)
         #expect(cipher.encryptHex(clear) == hex)

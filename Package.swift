@@ -91,6 +91,7 @@ let package = Package(
         .target(
             name: "ProxyKit",
             dependencies: [
+                "HTTP1Codec",
                 "HTTPDNS",
                 "ProxyConfig",
                 .product(name: "CoreMetrics", package: "swift-metrics"),

@@ -113,9 +113,9 @@ extension UnsafeRawBufferPointer {
 }
 
 /// Text from a peer as it may appear in an error reason: at most `limit` bytes, printable ASCII
-/// only (other bytes, and `<`, `>`, `&`, `"`, `'` and `\`, as `\xHH`), then "..." when cut. The
-/// same rule as ProxyKit's `ProxyError.sanitized`, so reasons read the same after integration.
-func sanitized(_ text: String, limit: Int) -> String {
+/// only (other bytes, and `<`, `>`, `&`, `"`, `'` and `\`, as `\xHH`), then "..." when cut.
+/// ProxyKit's `ProxyError.sanitized` is this function, so every reason reads the same.
+package func sanitized(_ text: String, limit: Int) -> String {
     var out = ""
     var count = 0
     let hex = Array("0123456789ABCDEF".utf8)

@@ -22,16 +22,6 @@ extension ProxyServer {
                     try channel.pipeline.syncOperations.addHandler(SOCKSConnectionHandler(env: env, admission: verdict))
                 }
             }
-        let channel: any Channel
-        do {
-            channel = try await bootstrap.bind(host: listen.host, port: listen.port).get()
-        } catch {
-            throw ListenerBindError(listener: "socks", option: "--socks-listen", host: listen.host, port: listen.port, error: error)
-        }
-        if let address = channel.localAddress {
-            ownListeners.add(address)
-            logger.info("socks listening", metadata: ["address": "\(address.endpointText)"])
-        }
-        return channel
+        return try await bindSideListener(bootstrap, at: listen, listener: "socks", option: "--socks-listen", message: "socks listening")
     }
 }

@@ -59,17 +59,8 @@ extension ProxyServer {
                     try channel.pipeline.syncOperations.addHandler(TransparentConnectionHandler(shared: shared, admission: verdict))
                 }
             }
-        let channel: any Channel
-        do {
-            channel = try await bootstrap.bind(host: listen.host, port: listen.port).get()
-        } catch {
-            throw ListenerBindError(listener: "transparent", option: "--transparent-listen", host: listen.host, port: listen.port, error: error)
-        }
-        if let address = channel.localAddress {
-            ownListeners.add(address)
-            logger.info("transparent listener ready", metadata: ["address": "\(address.endpointText)"])
-        }
-        return channel
+        return try await bindSideListener(
+            bootstrap, at: listen, listener: "transparent", option: "--transparent-listen", message: "transparent listener ready")
     }
 
     /// `/stats` → `transparent`; nil when the transparent listener is off.

@@ -1,3 +1,4 @@
+import HTTP1Codec
 import NIOHTTP1
 import ProxyConfig
 
@@ -155,29 +156,7 @@ extension ProxyError {
     /// characters, printable ASCII only (other bytes, and `<`, `>`, `&`, `"`, `'` and `\`, as `\xHH`),
     /// so an echoed request target can neither inject markup nor control characters nor bulk.
     package static func sanitized(_ text: String, limit: Int = 100) -> String {
-        var out = ""
-        out.reserveCapacity(min(text.utf8.count, limit) + 8)
-        var count = 0
-        for byte in text.utf8 {
-            if count >= limit {
-                out += "..."
-                break
-            }
-            switch byte {
-            case 0x20...0x7E where !"<>&\"'\\".utf8.contains(byte):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                out += "\\x" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-            count += 1
-        }
-        return out
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
+        HTTP1Codec.sanitized(text, limit: limit)
     }
 }
 

@@ -216,28 +216,7 @@ package final class SOCKSConnectionHandler: ChannelInboundHandler, RemovableChan
         deadline?.cancel()
         deadline = nil
         self.record = nil
-        let env = self.env
-        let recorder = TunnelRecorder(record: record, started: started) { record in
-            env.metrics?.tunnels.decrement()
-            env.traffic.tunnelClosed()
-            env.finished(record)
-        }
-        do {
-            try TunnelSwitch.install(
-                clientHandlerContext: context, upstream: upstream, clientBytes: [], upstreamBytes: [],
-                recorder: recorder, idleTimeout: env.configuration.tunnelIdleTimeout
-            )
-        } catch {
-            upstream.close(promise: nil)
-            context.close(promise: nil)
-            return
-        }
-        env.metrics?.tunnels.increment()
-        env.traffic.tunnelOpened()
-        let client = context.channel
-        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-        _ = client.setOption(ChannelOptions.autoRead, value: true)
-        upstream.read()
+        TunnelSwitch.relay(from: context, to: upstream, clientBytes: nil, record: record, started: started, env: env)
     }
 }
 

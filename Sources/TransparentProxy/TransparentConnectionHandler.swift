@@ -292,30 +292,9 @@ package final class TransparentConnectionHandler: ChannelInboundHandler, Removab
 
     private func install(upstream: any Channel, record: AccessLogRecord, context: ChannelHandlerContext) {
         state = .done
-        let env = self.env
-        let recorder = TunnelRecorder(record: record, started: started) { record in
-            env.metrics?.tunnels.decrement()
-            env.traffic.tunnelClosed()
-            env.finished(record)
-        }
-        let held = buffer.map { [NIOAny($0)] } ?? []
+        let held = buffer
         buffer = nil
-        do {
-            try TunnelSwitch.install(
-                clientHandlerContext: context, upstream: upstream, clientBytes: held, upstreamBytes: [],
-                recorder: recorder, idleTimeout: env.configuration.tunnelIdleTimeout
-            )
-        } catch {
-            upstream.close(promise: nil)
-            context.close(promise: nil)
-            return
-        }
-        env.metrics?.tunnels.increment()
-        env.traffic.tunnelOpened()
-        let client = context.channel
-        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-        _ = client.setOption(ChannelOptions.autoRead, value: true)
-        upstream.read()
+        TunnelSwitch.relay(from: context, to: upstream, clientBytes: held, record: record, started: started, env: env)
     }
 
     /// The HTTP pipeline takes over: the request head read so far is replayed into it, and it

@@ -522,6 +522,7 @@ let package = Package(
             name: "SOCKSProxyTests",
             dependencies: [
                 "SOCKSProxy",
+                "ProxyAccess",
                 "ProxyKit",
                 "ProxyConfig",
                 .product(name: "NIOCore", package: "swift-nio"),

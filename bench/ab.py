@@ -143,6 +143,8 @@ class AB:
         env = {"BENCH_TARGET": req_target, "BENCH_HOST": host}
         if pid and self.auth:
             env["BENCH_PROXY_AUTHORIZATION"] = self.auth
+        if self.args.connection_close:
+            env["BENCH_CONNECTION_CLOSE"] = "1"
         split0 = tree_cpu_split(pid) if pid else (0.0, 0.0)
         ns0 = tree_sched_ns(pid) if pid else 0
         r = wrk(argv, env, duration + 30)
@@ -320,6 +322,9 @@ def add_arguments(p):
                    help="skip the rows with the access log on (stdout to /dev/null); use it when "
                         "--base-args/--head-args set --access-log themselves")
     p.add_argument("--no-64k", dest="with_64k", action="store_false", help="skip the 64 KiB keep-alive rows")
+    p.add_argument("--connection-close", action="store_true",
+                   help="every wrk request says Connection: close, so each opens a connection of its own: "
+                        "CPU per connection rather than per kept-alive request")
     p.add_argument("--hostile-reps", type=int, default=20, help="hostile heads per binary and variant (default 20; "
                    "0: none)")
     p.add_argument("--hostile-rounds", type=int, default=3, help="rounds of hostile heads (default 3)")
@@ -350,7 +355,7 @@ def main(args):
     record = Run(args, "ab", ["nginx", "wrk", "curl"])
     params = {k: v for k, v in vars(args).items()
               if k in ("rounds", "duration", "access_log", "with_64k", "hostile_reps", "hostile_rounds",
-                       "base_args", "head_args", "base_label", "head_label")}
+                       "base_args", "head_args", "base_label", "head_label", "connection_close")}
     for k in ("base", "head"):
         b = getattr(args, "%s_bin" % k)
         params["%s_rev" % k] = revision_of(b)
@@ -393,6 +398,7 @@ def render(doc):
     def m(target, path, key):
         return median([r.get(key) for r in rows(target, path)])
 
+    each = ", new connection each" if a.get("connection_close") else ""
     lines = ["| target | size | req/s | ÷ direct | CPU µs/request | %s ÷ %s CPU | of which kernel µs | p99 ms | "
              "errors |" % (labels["head"], labels["base"]),
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -406,7 +412,7 @@ def render(doc):
             cpu = m(t, path, "cpu_us_per_req")
             r = ratio(cpu, m(t.replace("head", "base"), path, "cpu_us_per_req")) if t.startswith("head") else "—"
             lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %d |"
-                         % (labels.get(t, t), path.strip("/").replace("k", " KiB"), fmt_num(m(t, path, "rps")),
+                         % (labels.get(t, t), path.strip("/").replace("k", " KiB") + each, fmt_num(m(t, path, "rps")),
                             ratio(m(t, path, "rps"), d), fmt_num(cpu, 1), r, fmt_num(m(t, path, "sys_us_per_req"), 1),
                             fmt_num(m(t, path, "p99_ms"), 2), sum(x["errors"] for x in rows(t, path))))
     hs = results.get("hostile") or []

@@ -41,7 +41,13 @@ skipped="$(grep -E '^.{0,4}Test .* (skipped|was cancelled)' "$log" || true)"
 if [ -n "$skipped" ]; then
   printf '\n################ SKIPPED (%s) ################\n%s\n' "$(printf '%s\n' "$skipped" | wc -l)" "$skipped"
 fi
-[ "$status" -eq 0 ] || exit "$status"
+# A failure is listed again at the end too (with the issue it recorded), so that the tail of the
+# log, which is all a CI summary may keep, names what failed.
+if [ "$status" -ne 0 ]; then
+  failed="$(grep -E '^.{0,4}(Test .* (failed|recorded an issue)|Suite .* failed)|error: |XCTAssert|: error' "$log" | grep -v ' passed after ' | head -n 60 || true)"
+  printf '\n################ FAILED (swift test exited %s) ################\n%s\n' "$status" "$failed"
+  exit "$status"
+fi
 # Heap allocations per keep-alive request of a release build, held to bench/alloc-thresholds.json
 # (a count, not a time: one allocation more per request fails here). Builds in .build-bench.
 allocs_results="$(mktemp -d)"

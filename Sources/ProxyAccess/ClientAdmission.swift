@@ -14,11 +14,14 @@ package final class ClientAdmission: Sendable {
         case notAllowed(ProxyError)
         /// 503 with Retry-After: a connection limit is full.
         case overLimit(ProxyError)
+        /// 400: the first byte says the client speaks what this port does not (a TLS ClientHello to
+        /// the plain port); answered in HTTP, which a raw capture can read.
+        case wrongProtocol(ProxyError)
 
         package var error: ProxyError? {
             switch self {
             case .admitted: nil
-            case .notAllowed(let error), .overLimit(let error): error
+            case .notAllowed(let error), .overLimit(let error), .wrongProtocol(let error): error
             }
         }
     }

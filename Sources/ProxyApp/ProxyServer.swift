@@ -2,6 +2,7 @@ import ForwardProxy
 import ProxyAccess
 import ProxyAdmin
 import ProxyKit
+import SOCKSProxy
 import ProxyUpstream
 import TransparentProxy
 
@@ -178,12 +179,18 @@ package final class ProxyServer: Service, Sendable {
         let logger = self.logger
         let refusalLog = self.refusalLog
         let metrics = env.metrics
+        let mixed = configuration.listenSOCKS
         let bootstrap = listenerBootstrap()
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let verdict = Self.admit(channel, tracker: tracker, admission: admission, metrics: metrics, refusalLog: refusalLog, logger: logger)
-                    try ClientPipeline.configure(channel, env: env, admission: verdict)
+                    if mixed {
+                        // HTTP or SOCKS, by the first byte (`listen-socks`).
+                        try channel.pipeline.syncOperations.addHandler(MixedPortHandler(env: env, admission: verdict))
+                    } else {
+                        try ClientPipeline.configure(channel, env: env, admission: verdict)
+                    }
                 }
             }
         let serverChannel: any Channel
@@ -199,7 +206,7 @@ package final class ProxyServer: Service, Sendable {
             transparentChannel = try await bindTransparentListener()
         } catch {
             try? await serverChannel.close()
-            try? await authThreads.shutdownGracefully()
+            await authThreads.shutdownGracefully()
             throw error
         }
         do {
@@ -207,7 +214,7 @@ package final class ProxyServer: Service, Sendable {
         } catch {
             try? await serverChannel.close()
             try? await transparentChannel?.close()
-            try? await authThreads.shutdownGracefully()
+            await authThreads.shutdownGracefully()
             throw error
         }
 

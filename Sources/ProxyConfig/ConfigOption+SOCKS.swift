@@ -12,3 +12,17 @@ extension ConfigOption {
         example: "127.0.0.1:1080",
         doc: "host:port of a SOCKS listener (`socks5h://`, `curl --socks5-hostname`, `ALL_PROXY`): SOCKS5 (RFC 1928) and SOCKS4/4a, CONNECT only (BIND and UDP ASSOCIATE are answered \"command not supported\"). A CONNECT to a name goes through HTTPDNS, `connect-ports`, the destination policy and connect-by-IP exactly as an HTTP CONNECT, and is logged and counted as a tunnel (method `SOCKS5` or `SOCKS4`). With `proxy-auth`, SOCKS5 clients must use username/password (RFC 1929) against the same htpasswd, and SOCKS4, which cannot carry a password, is refused. `allow-client` and the connection limits apply (refused in SOCKS's own reply). See [SOCKS](#socks).")
 }
+
+extension ConfigOption {
+    public static let listenSOCKS = ConfigOption(
+        name: "listen-socks", valueName: "bool",
+        help: "Also serve SOCKS5/SOCKS4a on --listen, told apart from HTTP by the first byte (a mixed port); false = HTTP only",
+        defaultText: "true", expectation: "expected true or false (also yes/no, 1/0)",
+        isBoolean: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.listenSOCKS = try boolean(single(items))
+    }
+    .table(.listening, .restart, \.listenSOCKS,
+        example: "false",
+        doc: "The proxy's own listener (`listen`) also serves SOCKS5 and SOCKS4/4a, told apart from HTTP by the first byte of the connection (0x05, 0x04; anything else is HTTP), as a \"mixed port\": `curl --socks5-hostname 127.0.0.1:8080` and `curl -x 127.0.0.1:8080` reach the same proxy. SOCKS there is served exactly as on `socks-listen`. A connection refused by `allow-client` or a connection limit waits for its first byte (at most `header-timeout`) and is refused in its own protocol (SOCKS5 reply 0x02/no acceptable method, SOCKS4 0x5b, HTTP 403/503); a TLS ClientHello (0x16) gets a 400 saying the port speaks plain HTTP. `false`: every connection is HTTP, and refusals are answered at accept. See [SOCKS](#socks).")
+}

@@ -174,6 +174,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var systemDNSDomains: SystemDNSDomains = .placeholder
     /// Where SOCKS5 and SOCKS4a clients are accepted; nil: off. Default nil.
     public var socksListen: HostPort?
+    /// Whether `listen` also serves SOCKS, told apart by the first byte (`listen-socks`). Default true.
+    public var listenSOCKS: Bool = .placeholder
     /// Local records in hosts-file format (`hosts-file`), asked before any resolver. Default nil.
     package var hostsFile: String?
     /// Where connections redirected by netfilter (REDIRECT) are accepted; nil: off. Default nil.

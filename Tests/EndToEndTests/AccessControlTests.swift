@@ -162,7 +162,8 @@ struct AccessControlTests {
     @Test func clientOutsideTheACLGets403BeforeAnythingIsRead() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--allow-client", "127.0.0.2/32"])
+        // An HTTP-only port (on the mixed port the refusal waits for the first byte: MixedPortTests).
+        let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--allow-client", "127.0.0.2/32", "--listen-socks", "false"])
         defer { proxy.stop() }
 
         // Nothing sent at all: the answer comes anyway, and the connection closes.
@@ -197,7 +198,8 @@ struct AccessControlTests {
         // Loopback clients are held to the total only (the per-client limit, for other clients, is
         // checked from a network namespace in PressureTests).
         for (flag, named) in [("--max-connections", "(--max-connections)")] {
-            let proxy = try ProxyProcess.launch(Self.allowLoopback + [flag, "2"])
+            // The third client reads without sending: an HTTP-only port answers it at accept.
+            let proxy = try ProxyProcess.launch(Self.allowLoopback + [flag, "2", "--listen-socks", "false"])
             defer { proxy.stop() }
             var held = [try RawClient(port: proxy.port), try RawClient(port: proxy.port)]
             // Make sure both are accepted before the third connects.

@@ -211,6 +211,8 @@ struct PressureTests {
         let refused = try namespace.enter {
             let extra = try RawClient(host: "192.0.2.1", port: port)
             defer { extra.close() }
+            // The refusal waits for the first byte, to answer in the client's protocol (HTTP here).
+            try extra.send("GET http://192.0.2.1:9/ HTTP/1.1\r\nHost: 192.0.2.1:9\r\n\r\n")
             let response = try extra.readResponse()
             return Outcome(refused: response.statusCode, body: response.bodyText)
         }

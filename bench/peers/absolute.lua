@@ -5,6 +5,8 @@
 --   BENCH_PROXY_AUTHORIZATION  optional: a Proxy-Authorization value to send
 --                 ("Basic dXNlcjpwYXNz"; bench/bench ab --proxy-user). A proxy without
 --                 authentication strips the field, so both sides of an A/B get it.
+--   BENCH_CONNECTION_CLOSE  optional: "1" sends Connection: close, so every request
+--                 opens a connection of its own (bench/bench ab --connection-close)
 -- The request is built once per thread (no per-request Lua), so wrk's own cost
 -- stays as low as for a plain URL. done() prints one JSON line prefixed with
 -- "BENCH_JSON " that the harness parses: requests, duration, errors (socket
@@ -19,6 +21,9 @@ end
 wrk.method = "GET"
 wrk.path = target
 wrk.headers["Host"] = host
+if os.getenv("BENCH_CONNECTION_CLOSE") == "1" then
+  wrk.headers["Connection"] = "close"
+end
 local auth = os.getenv("BENCH_PROXY_AUTHORIZATION")
 if auth ~= nil and auth ~= "" then
   wrk.headers["Proxy-Authorization"] = auth

@@ -187,13 +187,15 @@ let package = Package(
             ]
         ),
         // Transparent interception: original destination, the ClientHello/Host peek, the plan.
-        // SOCKS5 (RFC 1928, 1929) and SOCKS4/4a: the handshake as a value with no I/O.
+        // SOCKS5 (RFC 1928, 1929) and SOCKS4/4a: the handshake as a value with no I/O. Uses
+        // TransparentProxy's peek (ClientHello and request-head parsers) for `socks-sniff`.
         .target(
             name: "SOCKSProxy",
             dependencies: [
                 "ProxyKit",
                 "ProxyAccess",
                 "ForwardProxy",
+                "TransparentProxy",
                 "ProxyConfig",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -176,6 +176,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var socksListen: HostPort?
     /// Whether `listen` also serves SOCKS, told apart by the first byte (`listen-socks`). Default true.
     public var listenSOCKS: Bool = .placeholder
+    /// Whether a SOCKS CONNECT to an address is peeked for the name it means (`socks-sniff`). Default false.
+    public var socksSniff: Bool = .placeholder
     /// Local records in hosts-file format (`hosts-file`), asked before any resolver. Default nil.
     package var hostsFile: String?
     /// Where connections redirected by netfilter (REDIRECT) are accepted; nil: off. Default nil.

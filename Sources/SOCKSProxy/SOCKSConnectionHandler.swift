@@ -4,6 +4,7 @@ import NIOCore
 import ProxyAccess
 import ProxyConfig
 import ProxyKit
+import TransparentProxy
 
 /// Runs one SOCKS connection (`--socks-listen`): feeds what it reads to `SOCKSHandshake` and does
 /// what each output says — write the reply, read more, check credentials against the proxy's
@@ -26,12 +27,24 @@ package final class SOCKSConnectionHandler: ChannelInboundHandler, RemovableChan
     private let started = NIODeadline.now()
     private var client = "?"
     private var logger: Logger
+    /// `socks-sniff`: the peek of a CONNECT to an address, granted before the dial.
+    private var sniff: Sniff?
+
+    private struct Sniff {
+        let address: String
+        var held: ByteBuffer
+        var clock: TransparentPeekClock
+        var timer: Scheduled<Void>?
+        /// What the peek saw, once it decided.
+        var outcome: TransparentStats.Peek?
+        var decided = false
+    }
 
     package init(env: ProxyEnvironment, admission: ClientAdmission.Verdict) {
         self.env = env
         self.admission = admission
         self.logger = env.logger
-        self.machine = SOCKSHandshake(settings: .init(requireCredentials: env.authenticator != nil))
+        self.machine = SOCKSHandshake(settings: .init(requireCredentials: env.authenticator != nil, sniff: env.configuration.socksSniff))
     }
 
     package func handlerAdded(context: ChannelHandlerContext) {
@@ -49,6 +62,8 @@ package final class SOCKSConnectionHandler: ChannelInboundHandler, RemovableChan
     package func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
         deadline = nil
+        sniff?.timer?.cancel()
+        sniff?.timer = nil
         self.context = nil
     }
 
@@ -74,8 +89,14 @@ package final class SOCKSConnectionHandler: ChannelInboundHandler, RemovableChan
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let bytes = unwrapInboundIn(data)
+        var bytes = unwrapInboundIn(data)
         guard !done else { return }
+        if sniff != nil {
+            // Granted already: the client's first bytes, peeked, then relayed.
+            sniff!.held.writeBuffer(&bytes)
+            peekStep(context: context)
+            return
+        }
         if let error = admission.error {
             // Refused at accept (ACL, limits: counted and logged there): in the client's protocol.
             let first = bytes.readableBytesView.first
@@ -87,6 +108,8 @@ package final class SOCKSConnectionHandler: ChannelInboundHandler, RemovableChan
     }
 
     package func channelInactive(context: ChannelHandlerContext) {
+        sniff?.timer?.cancel()
+        sniff?.timer = nil
         if !done, var record {
             done = true
             record.fail(ProxyError(.requestTimeout, "client closed the connection before the SOCKS reply"))
@@ -114,6 +137,9 @@ package final class SOCKSConnectionHandler: ChannelInboundHandler, RemovableChan
         case .connect(let request):
             write(output.reply, context: context)
             dial(request, context: context)
+        case .sniff(let request):
+            write(output.reply, context: context)
+            startSniff(request, context: context)
         case .tunnel, .close:
             finish(output)
         }
@@ -166,6 +192,10 @@ package final class SOCKSConnectionHandler: ChannelInboundHandler, RemovableChan
         case .address(let address): host = "\(address)"
         }
         record.host = host
+        if let sniff {
+            record.originalDestination = sniff.address
+            record.peek = sniff.outcome?.label
+        }
         self.record = record
         let allowedPorts = env.configuration.connectPorts
         guard allowedPorts.contains(request.port) else {
@@ -216,7 +246,52 @@ package final class SOCKSConnectionHandler: ChannelInboundHandler, RemovableChan
         deadline?.cancel()
         deadline = nil
         self.record = nil
-        TunnelSwitch.relay(from: context, to: upstream, clientBytes: nil, record: record, started: started, env: env)
+        let held = sniff?.held
+        sniff = nil
+        TunnelSwitch.relay(from: context, to: upstream, clientBytes: held.flatMap { $0.readableBytes > 0 ? $0 : nil }, record: record, started: started, env: env)
+    }
+
+    // MARK: - socks-sniff
+
+    private func startSniff(_ request: SOCKSRequest, context: ChannelHandlerContext) {
+        let configuration = env.configuration
+        sniff = Sniff(
+            address: "\(request.destination):\(request.port)",
+            held: context.channel.allocator.buffer(capacity: 0),
+            clock: TransparentPeekClock(
+                started: .now(), silentTimeout: configuration.transparentPeekTimeout,
+                helloTimeout: configuration.transparentHelloTimeout, fallback: .original
+            )
+        )
+        peekStep(context: context)
+    }
+
+    /// Classifies what the client sent since the grant, at `now`: waits (reading, with the timer
+    /// at the clock's deadline), or ends the peek with the name found, if any.
+    private func peekStep(context: ChannelHandlerContext) {
+        guard var sniff, !sniff.decided, !done else { return }
+        let (step, outcome) = sniff.clock.step(TransparentPeek.classify(sniff.held.readableBytesView), received: sniff.held.readableBytes, now: .now())
+        sniff.timer?.cancel()
+        sniff.timer = nil
+        let name: String?
+        switch step {
+        case .wait:
+            sniff.timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: sniff.clock.deadline) { [weak self] in
+                self?.peekStep(context: context)
+            }
+            self.sniff = sniff
+            context.read()
+            return
+        case .resolve(let found, _):
+            name = found
+        case .relayOriginal, .refuse:
+            name = nil
+        }
+        sniff.decided = true
+        sniff.outcome = outcome
+        self.sniff = sniff
+        logger.debug("SOCKS CONNECT sniffed", metadata: ["peek": "\(outcome?.label ?? "-")", "name": "\(name ?? "-")"])
+        run(machine.sniffed(name: name))
     }
 }
 

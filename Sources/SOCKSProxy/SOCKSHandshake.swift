@@ -18,9 +18,14 @@ package struct SOCKSHandshake: Sendable {
         /// `--proxy-auth` is on: SOCKS5 must use username/password; SOCKS4, which cannot carry a
         /// password, is refused.
         package var requireCredentials: Bool
+        /// `--socks-sniff`: a CONNECT to an address is granted at once and the client's first bytes
+        /// peeked for the name it means (a ClientHello's SNI, a request's Host), which is dialed
+        /// through HTTPDNS instead of the address.
+        package var sniff: Bool
 
-        package init(requireCredentials: Bool) {
+        package init(requireCredentials: Bool, sniff: Bool = false) {
             self.requireCredentials = requireCredentials
+            self.sniff = sniff
         }
     }
 
@@ -33,6 +38,9 @@ package struct SOCKSHandshake: Sendable {
         /// Dial the destination (policy, HTTPDNS, connect-by-IP), then call `connected` or
         /// `connectFailed`.
         case connect(SOCKSRequest)
+        /// The CONNECT to an address is granted (the reply says so); peek the client's first
+        /// bytes, then call `sniffed` with the name they carry, if any.
+        case sniff(SOCKSRequest)
         /// The handshake is over: relay bytes both ways.
         case tunnel
         /// Close the connection (after the reply, if any); `reason` is for the log.
@@ -52,7 +60,9 @@ package struct SOCKSHandshake: Sendable {
         case authentication
         case request(user: String?)
         case verifying
-        case connecting(SOCKSRequest)
+        case sniffing(SOCKSRequest)
+        /// `replied`: the client was granted the CONNECT before the dial (a sniffed one).
+        case connecting(SOCKSRequest, replied: Bool)
         case tunnel
         case closed
     }
@@ -81,7 +91,8 @@ package struct SOCKSHandshake: Sendable {
                 return refuse(.generalFailure, "handshake longer than \(Self.maximumBuffered) bytes")
             }
             return Output(reply: [], step: .needMore)
-        case .tunnel, .closed:
+        case .tunnel, .closed, .sniffing:
+            // While sniffing the bytes are the peek's, never the handshake's.
             return Output(reply: [], step: .close(reason: "bytes after the handshake ended"))
         case .greeting, .authentication, .request:
             break
@@ -108,7 +119,7 @@ package struct SOCKSHandshake: Sendable {
                 // A stage ended (method chosen); a client that sent the next one at once goes on.
                 reply = output.reply
                 if buffered.isEmpty { return output }
-            case .connect:
+            case .connect, .sniff:
                 if !buffered.isEmpty { return refuse(.generalFailure, "bytes after the request before the reply", before: reply) }
                 return output
             default:
@@ -132,17 +143,41 @@ package struct SOCKSHandshake: Sendable {
         return next
     }
 
+    /// A whole request: dialed, or, to an address with `sniff` on, granted first and sniffed.
+    private mutating func accepted(_ request: SOCKSRequest) -> Output {
+        if settings.sniff, case .address = request.destination {
+            state = .sniffing(request)
+            return Output(reply: Self.reply(.succeeded, version: request.version, bound: nil), step: .sniff(request))
+        }
+        state = .connecting(request, replied: false)
+        return Output(reply: [], step: .connect(request))
+    }
+
+    /// The peek of a `.sniff` step ended: `name` is what the client's first bytes named (nil:
+    /// nothing usable, so the address it asked for is dialed as given).
+    package mutating func sniffed(name: String?) -> Output {
+        guard case .sniffing(var request) = state else { return Output(reply: [], step: .close(reason: "sniffed out of turn")) }
+        if let name { request.destination = .name(name) }
+        state = .connecting(request, replied: true)
+        return Output(reply: [], step: .connect(request))
+    }
+
     /// The dial of a `.connect` step succeeded; `bound` is the upstream socket's local address
     /// (BND.ADDR, BND.PORT), when known.
     package mutating func connected(bound: (IPAddress, Int)?) -> Output {
-        guard case .connecting = state else { return Output(reply: [], step: .close(reason: "connected out of turn")) }
+        guard case .connecting(_, let replied) = state else { return Output(reply: [], step: .close(reason: "connected out of turn")) }
         state = .tunnel
-        return Output(reply: Self.reply(.succeeded, version: version ?? .v5, bound: bound), step: .tunnel)
+        return Output(reply: replied ? [] : Self.reply(.succeeded, version: version ?? .v5, bound: bound), step: .tunnel)
     }
 
-    /// The dial of a `.connect` step failed (policy, resolution, connection).
+    /// The dial of a `.connect` step failed (policy, resolution, connection). A client granted
+    /// the CONNECT before the dial (sniffed) can only be closed.
     package mutating func connectFailed(_ kind: ProxyError.Kind, reason: String) -> Output {
-        guard case .connecting = state else { return Output(reply: [], step: .close(reason: reason)) }
+        guard case .connecting(_, let replied) = state else { return Output(reply: [], step: .close(reason: reason)) }
+        guard !replied else {
+            state = .closed
+            return Output(reply: [], step: .close(reason: reason))
+        }
         return refuse(Self.code(for: kind), reason)
     }
 
@@ -234,8 +269,7 @@ package struct SOCKSHandshake: Sendable {
         let port = Int(portBytes[0]) << 8 | Int(portBytes[1])
         guard port > 0 else { return refuse(.generalFailure, "destination port 0") }
         let request = SOCKSRequest(version: .v5, destination: destination, port: port, user: user)
-        state = .connecting(request)
-        return Output(reply: [], step: .connect(request))
+        return accepted(request)
     }
 
     /// SOCKS4 (RFC-less, 1992) and 4a: VN 4, CD, DSTPORT, DSTIP, USERID NUL [, HOST NUL when
@@ -262,8 +296,7 @@ package struct SOCKSHandshake: Sendable {
         guard port > 0 else { return refuse(.generalFailure, "destination port 0") }
         let user = userID.isEmpty ? nil : String(decoding: userID, as: UTF8.self)
         let request = SOCKSRequest(version: .v4, destination: destination, port: port, user: user)
-        state = .connecting(request)
-        return Output(reply: [], step: .connect(request))
+        return accepted(request)
     }
 
     // MARK: - replies

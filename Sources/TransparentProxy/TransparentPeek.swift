@@ -5,7 +5,7 @@
 /// - a TLS ClientHello, possibly split over several records and TCP segments: its SNI host name;
 /// - an HTTP/1.x request head: its Host header;
 /// - anything else: no name (relayed to the original destination as is).
-enum TransparentPeek: Equatable, Sendable {
+package enum TransparentPeek: Equatable, Sendable {
     /// More bytes are needed to decide (the handler waits, up to its deadline and `limit`).
     case needMore
     /// A complete ClientHello; nil when it carries no (valid) server_name.
@@ -23,12 +23,12 @@ enum TransparentPeek: Equatable, Sendable {
     static let limit = 16 * 1024
     /// The most bytes held before deciding: `limit` plus room for the headers of the records a
     /// ClientHello is split into. A connection that sends this much undecided is `.tooLarge`.
-    static let bufferLimit = limit + 1024
+    package static let bufferLimit = limit + 1024
 
     static let methods: [[UInt8]] = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE"].map { Array("\($0) ".utf8) }
 
     /// Classifies `bytes`, everything the client sent so far (at most `limit` bytes are looked at).
-    static func classify(_ bytes: some Collection<UInt8>) -> TransparentPeek {
+    package static func classify(_ bytes: some Collection<UInt8>) -> TransparentPeek {
         let bytes = Array(bytes.prefix(bufferLimit))
         let outcome = classifyPrefix(bytes)
         return outcome == .needMore && bytes.count >= bufferLimit ? .tooLarge : outcome

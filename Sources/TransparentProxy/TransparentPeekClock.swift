@@ -4,7 +4,7 @@ import ProxyConfig
 /// When a transparent connection's peek stops waiting, and what it does then: a value type the
 /// handler feeds with what it holds and the time, so every timing decision is tested without a
 /// channel or a real clock.
-struct TransparentPeekClock {
+package struct TransparentPeekClock {
     /// When the connection was accepted.
     let started: NIODeadline
     /// `--transparent-peek-timeout`: how long a connection that sent nothing is waited for.
@@ -16,7 +16,7 @@ struct TransparentPeekClock {
     let fallback: TransparentFallback
     private var sawBytes = false
 
-    init(started: NIODeadline, silentTimeout: TimeAmount, helloTimeout: TimeAmount, fallback: TransparentFallback) {
+    package init(started: NIODeadline, silentTimeout: TimeAmount, helloTimeout: TimeAmount, fallback: TransparentFallback) {
         self.started = started
         self.silentTimeout = silentTimeout
         self.helloTimeout = helloTimeout
@@ -27,10 +27,10 @@ struct TransparentPeekClock {
     /// has arrived (a server-speaks-first client waits for its greeting); once bytes begin a
     /// ClientHello or a request head, the hello timeout (never the shorter of the two), since a
     /// hello sent slowly must still go by its name and not to the address the client dialed.
-    var deadline: NIODeadline { started + (sawBytes ? max(silentTimeout, helloTimeout) : silentTimeout) }
+    package var deadline: NIODeadline { started + (sawBytes ? max(silentTimeout, helloTimeout) : silentTimeout) }
 
     /// What to do after `peek` (of `received` bytes) at `now`, and the outcome to count.
-    mutating func step(_ peek: TransparentPeek, received: Int, now: NIODeadline) -> (TransparentPlan.Step, TransparentStats.Peek?) {
+    package mutating func step(_ peek: TransparentPeek, received: Int, now: NIODeadline) -> (TransparentPlan.Step, TransparentStats.Peek?) {
         guard peek == .needMore else { return TransparentPlan.step(decided: peek) }
         // `.needMore` with bytes means they begin a ClientHello or a request head (`classify`
         // answers anything else at once).

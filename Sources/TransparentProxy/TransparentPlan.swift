@@ -4,8 +4,8 @@ import ProxyUpstream
 
 /// The decisions of a transparent connection, as pure functions of what is known: first what its
 /// first bytes ask for, then, once the name is resolved, where it goes.
-enum TransparentPlan {
-    enum Step: Equatable {
+package enum TransparentPlan {
+    package enum Step: Equatable {
         /// More bytes may still come before the deadline (`TransparentPeekClock`).
         case wait
         /// Resolve the SNI name (`http` false) or the Host name (`http` true) through HTTPDNS.

@@ -3,9 +3,9 @@ import Synchronization
 /// What the transparent listener did since the start (`/stats` → `transparent`, the admin page).
 package final class TransparentStats: Sendable {
     /// Outcomes of a transparent connection's first bytes, one counter each.
-    enum Peek: Int, CaseIterable {
+    package enum Peek: Int, CaseIterable {
         case tls, tlsNoSNI, http, httpNoHost, unknown, silent, incomplete, malformed, tooLarge
-        var label: String {
+        package var label: String {
             ["tls_sni", "tls_no_sni", "http_host", "http_no_host", "unknown", "silent", "incomplete", "malformed", "too_large"][rawValue]
         }
     }

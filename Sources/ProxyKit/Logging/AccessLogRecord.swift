@@ -182,6 +182,10 @@ package struct AccessLogRecord: Sendable, Equatable {
             out.string("original_dst", originalDestination)
             out.string("peek", peek)
             out.raw(hijack == true ? ",\"hijack\":true" : ",\"hijack\":false")
+        } else if let peek {
+            // A sniffed SOCKS CONNECT (`socks-sniff`): the address asked for, and what the peek saw.
+            out.string("original_dst", originalDestination)
+            out.string("peek", peek)
         }
         if let clientRequestID {
             out.string("request_id", clientRequestID)

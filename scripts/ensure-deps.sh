@@ -67,6 +67,9 @@ if [ "$mode" = "--with-test-tools" ]; then
   command -v python3 >/dev/null 2>&1 && ! python3 -c 'import pacparser' 2>/dev/null && pip_missing+=(pacparser)
   # dnspython sends hand-made and malformed queries to the DNS listener.
   command -v python3 >/dev/null 2>&1 && ! python3 -c 'import dns.message' 2>/dev/null && pip_missing+=(dnspython)
+  # requests with PySocks: a real socks5h:// client of the SOCKS listener.
+  command -v python3 >/dev/null 2>&1 && ! python3 -c 'import requests' 2>/dev/null && pip_missing+=(requests)
+  command -v python3 >/dev/null 2>&1 && ! python3 -c 'import socks' 2>/dev/null && pip_missing+=(PySocks)
 fi
 if [ "$mode" = "--with-container-smoke" ]; then
   command -v python3 >/dev/null 2>&1 || missing+=(python3)

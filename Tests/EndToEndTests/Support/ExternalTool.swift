@@ -26,6 +26,12 @@ enum ExternalTool {
         return (try? run(python, ["-c", "import pacparser"], timeout: .seconds(20)).exitCode) == 0
     }()
 
+    /// Python's requests with PySocks: a socks5h:// client.
+    static let hasPythonSOCKS: Bool = {
+        guard let python = ChildEnvironment.which("python3") else { return false }
+        return (try? run(python, ["-c", "import requests, socks"], timeout: .seconds(20)).exitCode) == 0
+    }()
+
     /// Whether a test needing `tool` runs; prints a banner to stderr when it is skipped.
     static func shouldRun(_ tool: String, present: Bool) -> Bool {
         if present || isRoot { return true }

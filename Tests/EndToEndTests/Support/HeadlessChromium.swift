@@ -4,20 +4,22 @@ import Foundation
 /// component updates, sync or first-run fetches, and a host resolver that maps every name to
 /// "not found" except 127.0.0.1 (the rules apply to IP literals too), where the admin listener is.
 enum HeadlessChromium {
-    static func arguments(profile: URL) -> [String] {
+    static func arguments(profile: URL, proxy: String? = nil) -> [String] {
         [
             "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
             "--disable-default-apps", "--disable-extensions", "--disable-breakpad", "--disable-domain-reliability",
             "--disable-client-side-phishing-detection", "--metrics-recording-only", "--no-pings", "--mute-audio",
-            "--no-proxy-server", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+            proxy.map { "--proxy-server=\($0)" } ?? "--no-proxy-server", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
             "--user-data-dir=\(profile.path)",
         ]
     }
 
     /// The DOM after the page's scripts ran for `budget` of virtual time (no real waiting beyond
-    /// what loading takes). `screenshot`: also writes a PNG of the page there.
-    static func dumpDOM(_ url: String, budget: Duration = .seconds(3), screenshot: URL? = nil) throws -> String {
+    /// what loading takes). `screenshot`: also writes a PNG of the page there. `proxy`: a
+    /// `--proxy-server` value (e.g. socks5://127.0.0.1:PORT); names then go to the proxy, since
+    /// Chromium resolves none of them itself.
+    static func dumpDOM(_ url: String, budget: Duration = .seconds(3), screenshot: URL? = nil, proxy: String? = nil) throws -> String {
         guard let chromium = ExternalTool.chromium else {
             throw ExternalTool.Failure(description: "chromium is not installed: run scripts/ensure-deps.sh --with-test-tools (as root)")
         }
@@ -25,7 +27,7 @@ enum HeadlessChromium {
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: profile) }
         let milliseconds = Int(budget.components.seconds * 1000 + budget.components.attoseconds / 1_000_000_000_000_000)
-        var arguments = arguments(profile: profile) + ["--virtual-time-budget=\(milliseconds)"]
+        var arguments = arguments(profile: profile, proxy: proxy) + ["--virtual-time-budget=\(milliseconds)"]
         if let screenshot {
             let shot = try ExternalTool.run(
                 chromium, arguments + ["--window-size=1280,860", "--hide-scrollbars", "--screenshot=\(screenshot.path)", url],

@@ -68,10 +68,11 @@ struct AnswerChangeTests {
 
         service.set("origin.test", .init(ipv4: ["127.0.0.2"], ttl: Self.ttl))
         let took = try Self.timeUntilNewOrigin(client, port: old.port, limit: .seconds(3 * Self.ttl + 2))
-        let bound = Duration.seconds(Self.ttl + 1)
+        // One TTL, plus the slack a loaded machine needs for the refresh and the 100 ms cadence.
+        let bound = Duration.seconds(Self.ttl + 2)
         let measured = try #require(took, "the old address was still used \(3 * Self.ttl + 2) s after the change \(proxy.diagnostics)")
         print("answer change (TTL \(Self.ttl) s) reached a kept-alive client after \(measured)")
-        #expect(measured <= bound, "the change took \(measured), more than TTL + 1 s")
+        #expect(measured <= bound, "the change took \(measured), more than TTL + 2 s")
         // The pooled connection to the dropped address was closed, not left to serve other clients.
         #expect(try Self.metric(proxy, "httpdns_proxy_upstream_pool_lease_retirements_total") ?? 0 >= 1)
         // Once per TTL, not per request: the service saw the first query and one refresh or two.
@@ -101,6 +102,7 @@ struct AnswerChangeTests {
         let took = try Self.timeUntilNewOrigin(client, port: old.port, limit: .seconds(4 * Self.ttl + 2))
         let measured = try #require(took, "the old address was still used after \(4 * Self.ttl + 2) s \(pod.diagnostics) \(node.diagnostics)")
         print("answer change (TTL \(Self.ttl) s) reached a kept-alive client through a node tier after \(measured)")
-        #expect(measured <= .seconds(2 * Self.ttl + 1), "the change took \(measured), more than 2 x TTL + 1 s")
+        // Two TTLs (the node's cache, then the pod's: typically 2 x TTL + 0.2 s), plus slack.
+        #expect(measured <= .seconds(2 * Self.ttl + 2), "the change took \(measured), more than 2 x TTL + 2 s")
     }
 }

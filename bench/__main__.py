@@ -8,7 +8,20 @@ and count; everything a run starts is stopped when it ends. Not run by CI.
 import argparse
 import sys
 
-from . import ab, allocs, compare, connect_by_ip, dns_listener, perf_summary, pinned, report, soak, tls, transparent
+from . import (
+    ab,
+    allocs,
+    compare,
+    connect_by_ip,
+    dns_listener,
+    perf_summary,
+    pinned,
+    report,
+    soak,
+    socks,
+    tls,
+    transparent,
+)
 from .lib.proc import Fail
 
 COMMANDS = [
@@ -23,6 +36,7 @@ COMMANDS = [
     ("soak", soak, "1,000,000 mixed and hostile requests: no leaked memory or descriptors", {}),
     ("dns", dns_listener, "the DNS listener under dnsperf beside unbound and dnsmasq", {}),
     ("tls", tls, "TLS origination: pooled, resumed and full handshakes", {}),
+    ("socks", socks, "SOCKS5: connection setup CPU and 1 GiB through a tunnel, beside microsocks and dante", {}),
     ("connect-by-ip", connect_by_ip, "time to first byte when a name's first address is dead or dropping", {}),
     ("transparent", transparent, "transparent interception: CPU per connection, RSS per idle relay (root)", {}),
     ("report", report, "the docs' tables from bench/results (--check, --update)", {}),

@@ -14,12 +14,13 @@ import re
 import sys
 from pathlib import Path
 
-from . import ab, compare, connect_by_ip, dns_listener, pinned, soak, tls, transparent
+from . import ab, compare, connect_by_ip, dns_listener, pinned, soak, socks, tls, transparent
 from .lib.proc import REPO
 from .lib.results import RESULTS, load, relpath
 
 RENDERERS = {"run": compare.render, "ab": ab.render, "pinned": pinned.render, "soak": soak.render,
-             "dns": dns_listener.render, "tls": tls.render, "connect-by-ip": connect_by_ip.render,
+             "dns": dns_listener.render, "tls": tls.render, "socks": socks.render,
+             "connect-by-ip": connect_by_ip.render,
              "transparent": transparent.render}
 BLOCK = re.compile(r"(<!-- bench:table ([A-Za-z0-9_.-]+) -->\n)(.*?)(<!-- /bench:table -->)", re.S)
 VERSIONS = ("swift", "nginx", "squid", "tinyproxy", "wrk", "curl", "openssl", "dnsperf", "unbound", "dnsmasq")

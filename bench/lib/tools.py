@@ -11,7 +11,8 @@ from .proc import REPO, Fail, log
 
 # Debian packages of commands whose package name differs from the command.
 PACKAGES = {"taskset": "util-linux", "dnsperf": "dnsperf", "unbound": "unbound", "dnsmasq": "dnsmasq-base",
-            "strace": "strace", "gcc": "gcc", "ip": "iproute2", "ss": "iproute2", "setpriv": "util-linux"}
+            "strace": "strace", "gcc": "gcc", "ip": "iproute2", "ss": "iproute2", "setpriv": "util-linux",
+            "danted": "dante-server"}
 SBIN = ("/usr/sbin", "/sbin")
 
 

@@ -148,17 +148,22 @@ extension DNSResponder {
     }
 }
 
-/// One datagram in, at most one out: cache hits are written at once and flushed together at the
-/// end of the read burst; answers that wait for a query are written when they come.
+/// One datagram in, at most one out: cache hits are written at once and flushed together, once
+/// per `flushEvery` answers (one `recvmmsg` batch's worth, sent with one `sendmmsg`) and at the end
+/// of the read burst, so no answer waits for a whole burst (up to 64 batches) to be read; answers
+/// that wait for a query are written when they come.
 final class DNSUDPHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
     typealias OutboundOut = AddressedEnvelope<ByteBuffer>
 
     let responder: DNSResponder
-    private var pendingFlush = false
+    /// Answers written since the last flush.
+    private var pending = 0
+    let flushEvery: Int
 
-    init(responder: DNSResponder) {
+    init(responder: DNSResponder, flushEvery: Int = DNSServer.vectorReadCount) {
         self.responder = responder
+        self.flushEvery = max(1, flushEvery)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -169,7 +174,11 @@ final class DNSUDPHandler: ChannelInboundHandler {
         case .now(let answer?):
             let buffer = context.channel.allocator.buffer(bytes: answer)
             context.write(wrapOutboundOut(AddressedEnvelope(remoteAddress: remote, data: buffer)), promise: nil)
-            pendingFlush = true
+            pending += 1
+            if pending >= flushEvery {
+                pending = 0
+                context.flush()
+            }
         case .now(nil):
             break
         case .later(let future):
@@ -183,8 +192,8 @@ final class DNSUDPHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if pendingFlush {
-            pendingFlush = false
+        if pending > 0 {
+            pending = 0
             context.flush()
         }
         context.fireChannelReadComplete()

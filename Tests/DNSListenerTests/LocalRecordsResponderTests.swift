@@ -18,7 +18,7 @@ import Testing
         var authority: Int
     }
 
-    private static func query(_ name: String, type: UInt16) -> [UInt8] {
+    static func query(_ name: String, type: UInt16) -> [UInt8] {
         var bytes: [UInt8] = [0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]
         for label in name.split(separator: ".") {
             bytes.append(UInt8(label.utf8.count))
@@ -42,7 +42,7 @@ import Testing
     }
 
     /// A responder whose HTTPDNS service fails the test if it is ever asked.
-    private func responder(_ hosts: String) -> DNSResponder {
+    static func responder(_ hosts: String) -> DNSResponder {
         let caching = CachingResolver(
             configuration: .init(), clock: ContinuousClock(),
             query: { host in
@@ -70,7 +70,7 @@ import Testing
     }
 
     @Test func namesInTheFileAreAnsweredFromItBeforeHTTPDNS() throws {
-        let responder = responder("127.0.0.2 origin.test www.origin.test\n127.0.0.3 origin.test\n::1 v6.test\n")
+        let responder = Self.responder("127.0.0.2 origin.test www.origin.test\n127.0.0.3 origin.test\n::1 v6.test\n")
         let a = try answer(responder, "Origin.Test", type: 1)
         #expect(a.rcode == 0 && a.authoritative)
         #expect(a.records.map(\.rdata) == [[127, 0, 0, 2], [127, 0, 0, 3]])
@@ -83,7 +83,7 @@ import Testing
     /// A name the file gives only IPv4 for: AAAA is NOERROR with no records (and an SOA for
     /// negative caching), not NXDOMAIN and not asked elsewhere; so is any other type.
     @Test func aFamilyOrTypeTheFileDoesNotGiveIsNoData() throws {
-        let responder = responder("127.0.0.2 origin.test\n")
+        let responder = Self.responder("127.0.0.2 origin.test\n")
         for type: UInt16 in [28, 15, 16, 65] {
             let nodata = try answer(responder, "origin.test", type: type)
             #expect(nodata.rcode == 0 && nodata.records.isEmpty && nodata.authority == 1 && nodata.authoritative, "type \(type)")
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func otherNamesGoOnToTheCacheOrTheUpstreams() throws {
-        let responder = responder("127.0.0.2 origin.test\n")
+        let responder = Self.responder("127.0.0.2 origin.test\n")
         guard case .later(let forwarded) = responder.respond(Self.query("other.test", type: 16), from: nil, transport: .udp, on: EmbeddedEventLoop())
         else {
             Issue.record("a name outside the file was answered at once")

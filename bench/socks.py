@@ -23,10 +23,11 @@ from .lib.peers import fake_httpdns_argv, httpdns_proxy_json_args, nginx_argv, n
 from .lib.proc import Fail, Processes, free_port, log, run, session
 from .lib.procfs import tree_cpu_seconds
 from .lib.results import Run, add_output_arguments, fmt_num, ratio
-from .lib.tools import add_binary_arguments, proxy_binary, require_tools
+from .lib.tools import add_binary_arguments, proxy_binary, require_tools, revision_of
 
 GiB = 1 << 30
 TARGETS = ["httpdns-proxy", "microsocks", "dante"]
+BEFORE = "httpdns-proxy (before)"
 REQUEST = b"GET /1k HTTP/1.1\r\nHost: origin.test\r\nConnection: close\r\n\r\n"
 
 
@@ -44,13 +45,15 @@ def start_nginx(procs, d, port):
     procs.wait_port("nginx", port)
 
 
-def start_targets(procs, binary, d, ports):
-    """httpdns-proxy, microsocks and dante on ports[name]; names as in TARGETS."""
-    admin = free_port()
-    procs.start("httpdns-proxy", [binary, "--listen", "127.0.0.1:%d" % ports["httpdns-proxy"],
-                                  "--admin-listen", "127.0.0.1:%d" % admin, *httpdns_proxy_json_args(ports["httpdns"]),
-                                  "--allow-destination", "127.0.0.0/8", "--connect-ports", str(ports["nginx"]),
-                                  "--access-log", "off", "--log-level", "warning"], d / "httpdns-proxy.log")
+def start_targets(procs, binaries, d, ports):
+    """httpdns-proxy (and BEFORE, an older binary, when given), microsocks and dante on
+    ports[name]."""
+    for name, binary in binaries.items():
+        procs.start(name, [binary, "--listen", "127.0.0.1:%d" % ports[name],
+                           "--admin-listen", "127.0.0.1:%d" % free_port(),
+                           *httpdns_proxy_json_args(ports["httpdns"]), "--allow-destination", "127.0.0.0/8",
+                           "--connect-ports", str(ports["nginx"]), "--access-log", "off", "--log-level", "warning"],
+                    d / ("%s.log" % name))
     procs.start("microsocks", ["microsocks", "-i", "127.0.0.1", "-p", ports["microsocks"]], d / "microsocks.log")
     user = "user.privileged: root\nuser.unprivileged: nobody\n" if os.geteuid() == 0 else ""
     (d / "danted.conf").write_text(
@@ -59,7 +62,7 @@ def start_targets(procs, binary, d, ports):
         "client pass { from: 127.0.0.0/8 to: 0.0.0.0/0 }\n"
         "socks pass { from: 127.0.0.0/8 to: 127.0.0.0/8 command: connect }\n" % (ports["dante"], user))
     procs.start("dante", ["danted", "-f", d / "danted.conf"], d / "dante.log")
-    for name in TARGETS:
+    for name in list(binaries) + TARGETS[1:]:
         procs.wait_port(name, ports[name])
 
 
@@ -108,7 +111,7 @@ def setup_round(procs, target, port, nginx_port, name, count):
 def tunnel_once(procs, target, port, nginx_port, timeout):
     argv = ["curl", "-sS", "--max-time", str(timeout), "-o", "/dev/null", "-w", "%{http_code} %{size_download} "
             "%{speed_download}"]
-    if target == "httpdns-proxy":
+    if target in ("httpdns-proxy", BEFORE):
         argv += ["--socks5-hostname", "127.0.0.1:%d" % port, "http://origin.test:%d/1g" % nginx_port]
     elif target != "direct":
         argv += ["--socks5", "127.0.0.1:%d" % port, "http://127.0.0.1:%d/1g" % nginx_port]
@@ -133,12 +136,16 @@ def median_of(runs, key):
 
 
 def measure(args, binary, d, procs):
-    ports = {name: free_port() for name in ["nginx", "httpdns"] + TARGETS}
+    binaries = {"httpdns-proxy": binary}
+    if args.before_bin:
+        binaries[BEFORE] = os.path.abspath(args.before_bin)
+    targets = TARGETS + ([BEFORE] if args.before_bin else [])
+    ports = {name: free_port() for name in ["nginx", "httpdns"] + targets}
     start_nginx(procs, d, ports["nginx"])
     procs.start("fake-httpdns", fake_httpdns_argv(ports["httpdns"]), d / "fake-httpdns.log")
     procs.wait_port("fake-httpdns", ports["httpdns"])
-    start_targets(procs, binary, d, ports)
-    cases = [(t, t, None) for t in TARGETS] + [("httpdns-proxy (name)", "httpdns-proxy", "origin.test")]
+    start_targets(procs, binaries, d, ports)
+    cases = [(t, t, None) for t in targets] + [("httpdns-proxy (name)", "httpdns-proxy", "origin.test")]
     for _, target, name in cases:  # warm-up and sanity, not recorded
         setup_round(procs, target, ports[target], ports["nginx"], name, 50)
     setup = {label: [] for label, _, _ in cases}
@@ -149,10 +156,10 @@ def measure(args, binary, d, procs):
             setup[label].append(r)
             log("  r%d %-21s %7.1f µs CPU/connection  %7.1f connections/s" % (rnd, label, r["cpu_us_per_conn"],
                                                                             r["conns_per_s"]))
-    tunnel = {t: [] for t in ["direct"] + TARGETS}
+    tunnel = {t: [] for t in ["direct"] + targets}
     tunnel_once(procs, "direct", 0, ports["nginx"], args.tunnel_timeout)  # page cache warm, not recorded
     for _ in range(args.tunnel_runs):
-        for t in ["direct"] + TARGETS:
+        for t in ["direct"] + targets:
             r = tunnel_once(procs, t, ports.get(t, 0), ports["nginx"], args.tunnel_timeout)
             tunnel[t].append(r)
             log("  1 GiB %-13s %8.1f MB/s  proxy CPU %s %%" % (t, r["mb_per_s"], r.get("proxy_cpu_pct", "-")))
@@ -170,6 +177,8 @@ def add_arguments(parser):
                         "(default 2000)")
     parser.add_argument("--rounds", type=int, default=3, help="setup rounds; the median is reported (default 3)")
     parser.add_argument("--tunnel-runs", type=int, default=3, help="1 GiB downloads per target (default 3)")
+    parser.add_argument("--before-bin", metavar="PATH", help="also measure this older httpdns-proxy binary "
+                        "in the same rounds (before/after)")
     parser.add_argument("--tunnel-timeout", type=int, default=120, help="seconds for one 1 GiB download "
                         "(default 120)")
     add_binary_arguments(parser)
@@ -184,6 +193,8 @@ def main(args):
     record.doc["revision"] = revision
     record.doc["parameters"] = {"connections": args.connections, "rounds": args.rounds,
                                 "tunnel_runs": args.tunnel_runs}
+    if args.before_bin:
+        record.doc["parameters"]["before_rev"] = revision_of(args.before_bin)
     complete, error = False, None
     with session(args.max_seconds, "httpdns-socks-") as d:
         procs = Processes(d)
@@ -209,7 +220,9 @@ def render(doc):
              "÷ microsocks | connections/s |" % ("{:,}".format(doc["parameters"]["connections"]),
                                                  doc["parameters"]["rounds"]),
              "| --- | ---: | ---: | ---: |"]
-    for label in TARGETS + ["httpdns-proxy (name)"]:
+    for label in TARGETS + [BEFORE, "httpdns-proxy (name)"]:
+        if label not in setup:
+            continue
         s = setup[label]
         shown = label if label != "httpdns-proxy (name)" else "httpdns-proxy, CONNECT to a name (HTTPDNS cache)"
         cpu = s["cpu_us_per_conn"]
@@ -217,7 +230,9 @@ def render(doc):
     direct = tunnel["direct"]["mb_per_s"]
     lines += ["", "| 1 GiB through one tunnel (median of %d) | MB/s | ÷ direct | proxy CPU %% |"
               % doc["parameters"]["tunnel_runs"], "| --- | ---: | ---: | ---: |"]
-    for t in ["direct"] + TARGETS:
+    for t in ["direct"] + TARGETS + [BEFORE]:
+        if t not in tunnel:
+            continue
         x = tunnel[t]
         lines.append("| %s | %s | %s | %s |" % (t, fmt_num(x["mb_per_s"]), ratio(x["mb_per_s"], direct),
                                               fmt_num(x["proxy_cpu_pct"], 1) if x["proxy_cpu_pct"] is not None

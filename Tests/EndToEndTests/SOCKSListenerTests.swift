@@ -115,6 +115,31 @@ struct SOCKSListenerTests {
         #expect(service.queryCount(for: "origin.test") == 0)
     }
 
+    /// Bytes a client sends after its request, in a later packet and before the reply, wait in
+    /// the kernel while the proxy dials, and are relayed once the tunnel is up. The username and
+    /// password reply (sent after the request was read, reading paused) is what tells the client
+    /// the request has been taken in.
+    @Test func bytesInALaterPacketAreRelayedOnceTheTunnelIsUp() throws {
+        let echo = try TCPEchoServer()
+        defer { echo.stop() }
+        let service = try FakeHTTPDNSService()
+        defer { service.stop() }
+        let (proxy, port) = try Self.launch(service, ["--connect-ports", String(echo.port), "--proxy-auth", "alice:s3cret-pw"])
+        defer { proxy.stop() }
+        let client = try RawClient(port: port)
+        defer { client.close() }
+        try client.send([0x05, 0x01, 0x02])
+        #expect(try client.read(exactly: 2) == [0x05, 0x02])
+        let auth: [UInt8] = [0x01, 5] + Array("alice".utf8) + [9] + Array("s3cret-pw".utf8)
+        let connect: [UInt8] = [0x05, 0x01, 0x00, 0x01, 127, 0, 0, 1, UInt8(echo.port >> 8), UInt8(echo.port & 0xFF)]
+        try client.send(auth + connect)
+        #expect(try client.read(exactly: 2) == [0x01, 0x00])
+        try client.send("ping before the reply")
+        let reply = try client.read(exactly: 10)
+        #expect(Array(reply.prefix(2)) == [0x05, 0x00], "\(reply)")
+        #expect(String(decoding: try client.read(exactly: 21), as: UTF8.self) == "ping before the reply")
+    }
+
     @Test func aClientOutsideAllowClientIsRefusedInSOCKS() throws {
         let service = try FakeHTTPDNSService()
         defer { service.stop() }

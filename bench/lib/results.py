@@ -29,6 +29,8 @@ VERSION_COMMANDS = {
     "tinyproxy": ["tinyproxy", "-v"], "wrk": ["wrk", "-v"], "curl": ["curl", "--version"],
     "openssl": ["openssl", "version"], "dnsperf": ["dnsperf", "-h"], "unbound": ["unbound", "-V"],
     "dnsmasq": ["dnsmasq", "-v"], "strace": ["strace", "-V"], "perf": ["perf", "--version"],
+    # microsocks has no version flag (its usage text names 0.0.0.0): the package's version.
+    "microsocks": ["dpkg-query", "-W", "-f=${Version}", "microsocks"], "danted": ["danted", "-v"],
 }
 
 

@@ -4,8 +4,8 @@ import SOCKSProxy
 
 extension ProxyServer {
     /// Binds `--socks-listen` when set: each connection gets a `SOCKSConnectionHandler`, after the
-    /// client ACL and connection limits (shared with the other listeners). The handler pauses
-    /// reading once the handshake waits on credentials or the dial.
+    /// client ACL and connection limits (shared with the other listeners). autoRead is off: the
+    /// handshake reads only when it wants bytes.
     func bindSOCKSListener() async throws -> (any Channel)? {
         guard let listen = configuration.socksListen else { return nil }
         let env = self.env
@@ -15,6 +15,7 @@ extension ProxyServer {
         let logger = self.logger
         let metrics = env.metrics
         let bootstrap = listenerBootstrap()
+            .childChannelOption(.autoRead, value: false)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let verdict = Self.admit(channel, tracker: tracker, admission: admission, metrics: metrics, refusalLog: refusalLog, logger: logger)

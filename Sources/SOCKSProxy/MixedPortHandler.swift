@@ -79,6 +79,8 @@ package final class MixedPortHandler: ChannelInboundHandler, RemovableChannelHan
             case .http(let verdict):
                 try ClientPipeline.configure(channel, env: env, admission: verdict)
             case .socks(let verdict):
+                // The SOCKS handler reads only when its handshake wants bytes.
+                try channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
                 try channel.pipeline.syncOperations.addHandler(SOCKSConnectionHandler(env: env, admission: verdict))
             }
         } catch {

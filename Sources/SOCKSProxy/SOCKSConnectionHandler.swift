@@ -10,10 +10,8 @@ import TransparentProxy
 /// what each output says — write the reply, read more, check credentials against the proxy's
 /// htpasswd, dial the destination as an HTTP CONNECT is dialed (connect-ports, destination policy,
 /// HTTPDNS, connect-by-IP with alternates) — then joins the two connections as a CONNECT tunnel
-/// (access log, metrics, idle timeout). Reads as they come while the handshake is incomplete (the
-/// machine bounds what it holds), then pauses reading (autoRead off) from the first step that
-/// waits on something else (credentials, the dial, a sniff's own reads), so nothing piles up while
-/// a name is resolved or an origin dialed and bytes sent after the request wait in the kernel.
+/// (access log, metrics, idle timeout). Reads only while the handshake wants bytes (autoRead is
+/// off on this listener), so nothing piles up while a name is resolved or an origin dialed.
 package final class SOCKSConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
     package typealias InboundIn = ByteBuffer
     package typealias OutboundOut = ByteBuffer
@@ -135,25 +133,16 @@ package final class SOCKSConnectionHandler: ChannelInboundHandler, RemovableChan
             context.read()
         case .verify(let username, let password):
             write(output.reply, context: context)
-            pauseReading(context)
             verify(ProxyCredentials(user: username, password: password), context: context)
         case .connect(let request):
             write(output.reply, context: context)
-            pauseReading(context)
             dial(request, context: context)
         case .sniff(let request):
             write(output.reply, context: context)
-            pauseReading(context)
             startSniff(request, context: context)
         case .tunnel, .close:
             finish(output)
         }
-    }
-
-    /// From here on reads happen only when asked for (`context.read()`); the tunnel turns
-    /// autoRead on again.
-    private func pauseReading(_ context: ChannelHandlerContext) {
-        try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
     }
 
     private func write(_ reply: [UInt8], context: ChannelHandlerContext) {

@@ -65,6 +65,18 @@ package final class MixedPortHandler: ChannelInboundHandler, RemovableChannelHan
         hand(to: MixedPort.route(firstByte: first, admission: admission), held: bytes, context: context)
     }
 
+    /// Shutting down: a connection that has not said anything yet has nothing in flight.
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent, !decided {
+            decided = true
+            timer?.cancel()
+            timer = nil
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     package func channelInactive(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil

@@ -23,6 +23,20 @@ struct LifecycleTests {
         #expect(RawClient.connectionIsRejected(port: proxy.port))
     }
 
+    /// A connection that has sent nothing (on the mixed port it waits for its first byte) is
+    /// closed at SIGTERM, as an idle kept-alive one is, and does not hold the exit until the grace.
+    @Test func aSilentConnectionIsClosedAtSIGTERM() throws {
+        let proxy = try ProxyProcess.launch(["--shutdown-grace", "60s"])
+        defer { proxy.stop() }
+        let silent = try RawClient(port: proxy.port, timeout: .seconds(20))
+        defer { silent.close() }
+        #expect(try AccessControlTests.eventually { try AccessControlTests.accessStats(proxy)["openConnections"] as? Int == 1 })
+        proxy.signal(SIGTERM)
+        #expect(try silent.readToEOF(timeout: .seconds(15)).isEmpty, "closed without a byte")
+        let status = proxy.waitForExit(timeout: .seconds(15))
+        #expect(status == 0, "exit status \(String(describing: status)); \(proxy.diagnostics)")
+    }
+
     @Test func sigtermDrainsInFlightDownloadThenExits() throws {
         let size = 20 << 20
         let origin = try TestOrigin()

@@ -24,7 +24,7 @@ extension ConfigOption {
     }
     .table(.listening, .restart, \.listenSOCKS,
         example: "false",
-        doc: "The proxy's own listener (`listen`) also serves SOCKS5 and SOCKS4/4a, told apart from HTTP by the first byte of the connection (0x05, 0x04; anything else is HTTP), as a \"mixed port\": `curl --socks5-hostname 127.0.0.1:8080` and `curl -x 127.0.0.1:8080` reach the same proxy. SOCKS there is served exactly as on `socks-listen`. A connection refused by `allow-client` or a connection limit waits for its first byte (at most `header-timeout`) and is refused in its own protocol (SOCKS5 reply 0x02/no acceptable method, SOCKS4 0x5b, HTTP 403/503); a TLS ClientHello (0x16) gets a 400 saying the port speaks plain HTTP. `false`: every connection is HTTP, and refusals are answered at accept. See [SOCKS](#socks).")
+        doc: "The proxy's own listener (`listen`) also serves SOCKS5 and SOCKS4/4a, told apart from HTTP by the first byte of the connection (0x05, 0x04; anything else is HTTP), as a \"mixed port\": `curl --socks5-hostname 127.0.0.1:8080` and `curl -x 127.0.0.1:8080` reach the same proxy. SOCKS there is served exactly as on `socks-listen`. A connection refused by `allow-client` or a connection limit waits for its first byte (at most `header-timeout`) and is refused in its own protocol (SOCKS5 \"no acceptable methods\" 05 FF, SOCKS4 0x5b, HTTP 403/503); a TLS ClientHello (0x16) gets a 400 saying the port speaks plain HTTP. `false`: every connection is HTTP, and refusals are answered at accept. See [SOCKS](#socks).")
 }
 
 extension ConfigOption {

@@ -35,9 +35,8 @@ package final class SOCKSConnectionHandler: ChannelInboundHandler, RemovableChan
         var held: ByteBuffer
         var clock: TransparentPeekClock
         var timer: Scheduled<Void>?
-        /// What the peek saw, once it decided.
+        /// What the peek saw, once it decided (nil while it waits: every decision has one).
         var outcome: TransparentStats.Peek?
-        var decided = false
     }
 
     package init(env: ProxyEnvironment, admission: ClientAdmission.Verdict) {
@@ -269,7 +268,7 @@ package final class SOCKSConnectionHandler: ChannelInboundHandler, RemovableChan
     /// Classifies what the client sent since the grant, at `now`: waits (reading, with the timer
     /// at the clock's deadline), or ends the peek with the name found, if any.
     private func peekStep(context: ChannelHandlerContext) {
-        guard var sniff, !sniff.decided, !done else { return }
+        guard var sniff, sniff.outcome == nil, !done else { return }
         let (step, outcome) = sniff.clock.step(TransparentPeek.classify(sniff.held.readableBytesView), received: sniff.held.readableBytes, now: .now())
         sniff.timer?.cancel()
         sniff.timer = nil
@@ -287,8 +286,7 @@ package final class SOCKSConnectionHandler: ChannelInboundHandler, RemovableChan
         case .relayOriginal, .refuse:
             name = nil
         }
-        sniff.decided = true
-        sniff.outcome = outcome
+        sniff.outcome = outcome ?? .unknown
         self.sniff = sniff
         logger.debug("SOCKS CONNECT sniffed", metadata: ["peek": "\(outcome?.label ?? "-")", "name": "\(name ?? "-")"])
         run(machine.sniffed(name: name))

@@ -16,6 +16,11 @@ struct HTTPDNSResolutionTests {
         return arguments + ["--allow-destination", "127.0.0.0/8"]
     }
 
+    /// The proxy resolving through `service` alone (no system fallback), IPv4, plus `extra`.
+    static func launchOnService(_ service: FakeHTTPDNSService, _ extra: [String] = []) throws -> ProxyProcess {
+        try ProxyProcess.launch(jsonProvider(service) + ["--system-fallback", "false", "--ip-family", "ipv4"] + extra)
+    }
+
     @Test func namesResolveThroughHTTPDNSThenTheCache() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }

@@ -9,8 +9,7 @@ import Testing
 @Suite("Mixed port", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct MixedPortTests {
     static func launch(_ service: FakeHTTPDNSService, _ extra: [String]) throws -> ProxyProcess {
-        try ProxyProcess.launch(
-            HTTPDNSResolutionTests.jsonProvider(service) + ["--system-fallback", "false", "--ip-family", "ipv4"] + extra)
+        try HTTPDNSResolutionTests.launchOnService(service, extra)
     }
 
     @Test func oneListenerServesHTTPSocks5AndSocks4a() throws {

@@ -12,9 +12,7 @@ struct SOCKSClientsTests {
         let origin = try TestOrigin()
         let service = try FakeHTTPDNSService()
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
-        let proxy = try ProxyProcess.launch(
-            HTTPDNSResolutionTests.jsonProvider(service)
-                + ["--system-fallback", "false", "--ip-family", "ipv4", "--connect-ports", String(origin.port)])
+        let proxy = try HTTPDNSResolutionTests.launchOnService(service, ["--connect-ports", String(origin.port)])
         return (origin, service, proxy)
     }
 

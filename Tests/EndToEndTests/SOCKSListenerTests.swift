@@ -9,9 +9,7 @@ import Testing
 @Suite("SOCKS listener", .timeLimit(.minutes(2)))
 struct SOCKSListenerTests {
     static func launch(_ service: FakeHTTPDNSService, _ extra: [String]) throws -> (ProxyProcess, Int) {
-        let proxy = try ProxyProcess.launch(
-            HTTPDNSResolutionTests.jsonProvider(service)
-                + ["--system-fallback", "false", "--ip-family", "ipv4", "--socks-listen", "127.0.0.1:0"] + extra)
+        let proxy = try HTTPDNSResolutionTests.launchOnService(service, ["--socks-listen", "127.0.0.1:0"] + extra)
         guard let line = proxy.waitForLog(where: { $0["message"] as? String == "socks listening" }),
               let address = line["address"] as? String, let port = ProxyProcess.port(ofAddress: address)
         else {

@@ -12,8 +12,7 @@ struct SOCKSSniffTests {
     static let hijacked = "127.0.0.3"
 
     static func launch(_ service: FakeHTTPDNSService, _ extra: [String]) throws -> ProxyProcess {
-        try ProxyProcess.launch(
-            HTTPDNSResolutionTests.jsonProvider(service) + ["--system-fallback", "false", "--ip-family", "ipv4"] + extra)
+        try HTTPDNSResolutionTests.launchOnService(service, extra)
     }
 
     @Test func anHTTPClientToAHijackedAddressReachesTheHTTPDNSAddressByItsHost() throws {

@@ -49,6 +49,21 @@ static inline int httpdns_MBSTRING_UTF8(void) {
     return MBSTRING_UTF8;
 }
 
+// ---- OpenSSLTLS server side (the TLS listener) ----
+
+typedef int (*httpdns_servername_callback)(SSL *ssl, int *alert, void *arg);
+
+/// The SNI callback and its argument (both macros over SSL_CTX_callback_ctrl / SSL_CTX_ctrl).
+static inline long httpdns_SSL_CTX_set_servername_callback(SSL_CTX *ctx, httpdns_servername_callback callback, void *arg) {
+    SSL_CTX_set_tlsext_servername_arg(ctx, arg);
+    return SSL_CTX_set_tlsext_servername_callback(ctx, callback);
+}
+
+/// No renegotiation, no compression; the server's cipher order wins.
+static inline void httpdns_SSL_CTX_set_server_options(SSL_CTX *ctx) {
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+}
+
 // ---- HTTPDNS (Alibaba v2): AES-GCM tag handling; the control codes are macros ----
 
 static inline int httpdns_EVP_CIPHER_CTX_get_gcm_tag(EVP_CIPHER_CTX *ctx, unsigned char *tag, int length) {

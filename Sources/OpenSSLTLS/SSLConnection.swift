@@ -36,38 +36,27 @@ final class SSLConnection {
     private let networkToSSL: OpaquePointer
     private let sslToNetwork: OpaquePointer
 
-    let context: TLSClientContext
-    /// The name (or IP literal) the certificate must be valid for; also the SNI for names.
+    /// The client context (trust, session cache) when this end is the client; nil on a server.
+    let context: TLSClientContext?
+    /// The server context when this end is the server (kept alive for the SNI callback).
+    let serverContext: TLSServerContext?
+    /// Client: the name (or IP literal) the certificate must be valid for; also the SNI for names.
+    /// Server: the client's address, for messages.
     let serverName: String
     let sessionKey: String
     let spkiPins: Set<String>
     /// Set by the verify callback when the chain was fine but the leaf's SPKI matched no pin.
     var pinMismatch = false
 
+    /// The client end of a connection to `serverName`.
     init(context: TLSClientContext, serverName: String, port: Int, spkiPins: [String]) throws(TLSError) {
         let host = SSLConnection.normalizedHost(serverName)
         self.context = context
+        self.serverContext = nil
         self.serverName = host
         self.sessionKey = "\(host):\(port)"
         self.spkiPins = Set(spkiPins)
-
-        ERR_clear_error()
-        guard let ssl = SSL_new(context.sslContext) else {
-            throw .io(host: host, reason: "SSL_new failed: \(drainOpenSSLErrorQueue() ?? "unknown error")")
-        }
-        guard let networkToSSL = BIO_new(BIO_s_mem()) else {
-            SSL_free(ssl)
-            throw .io(host: host, reason: "BIO_new failed")
-        }
-        guard let sslToNetwork = BIO_new(BIO_s_mem()) else {
-            BIO_free(networkToSSL)
-            SSL_free(ssl)
-            throw .io(host: host, reason: "BIO_new failed")
-        }
-        SSL_set_bio(ssl, networkToSSL, sslToNetwork)
-        self.ssl = ssl
-        self.networkToSSL = networkToSSL
-        self.sslToNetwork = sslToNetwork
+        (self.ssl, self.networkToSSL, self.sslToNetwork) = try Self.makeSSL(context.sslContext, label: host)
         // From here on `ssl` is freed by deinit.
 
         SSL_set_ex_data(ssl, sslConnectionExDataIndex, Unmanaged.passUnretained(self).toOpaque())
@@ -95,6 +84,36 @@ final class SSLConnection {
             // Takes its own reference; a session OpenSSL cannot use just means a full handshake.
             _ = SSL_set_session(ssl, session.pointer)
         }
+    }
+
+    /// The server end of a connection accepted from `client` (its address, for messages).
+    init(server: TLSServerContext, client: String) throws(TLSError) {
+        self.context = nil
+        self.serverContext = server
+        self.serverName = client
+        self.sessionKey = ""
+        self.spkiPins = []
+        (self.ssl, self.networkToSSL, self.sslToNetwork) = try Self.makeSSL(server.sslContexts[0], label: client)
+        SSL_set_accept_state(ssl)
+    }
+
+    /// A new `SSL` on `sslContext` with its two memory BIOs (owned by the `SSL`).
+    private static func makeSSL(_ sslContext: OpaquePointer, label: String) throws(TLSError) -> (OpaquePointer, OpaquePointer, OpaquePointer) {
+        ERR_clear_error()
+        guard let ssl = SSL_new(sslContext) else {
+            throw .io(host: label, reason: "SSL_new failed: \(drainOpenSSLErrorQueue() ?? "unknown error")")
+        }
+        guard let networkToSSL = BIO_new(BIO_s_mem()) else {
+            SSL_free(ssl)
+            throw .io(host: label, reason: "BIO_new failed")
+        }
+        guard let sslToNetwork = BIO_new(BIO_s_mem()) else {
+            BIO_free(networkToSSL)
+            SSL_free(ssl)
+            throw .io(host: label, reason: "BIO_new failed")
+        }
+        SSL_set_bio(ssl, networkToSSL, sslToNetwork)
+        return (ssl, networkToSSL, sslToNetwork)
     }
 
     deinit {
@@ -148,7 +167,7 @@ final class SSLConnection {
                     let pin = SPKIPin.pin(ofCertificate: leaf),
                     self.spkiPins.contains(pin)
                 else {
-                    self.context.removeSession(for: self.sessionKey)
+                    self.context?.removeSession(for: self.sessionKey)
                     return .failed(.certificateInvalid(host: self.serverName, reason: "pin mismatch"))
                 }
             }
@@ -231,6 +250,17 @@ final class SSLConnection {
     var sessionReused: Bool { SSL_session_reused(self.ssl) == 1 }
 
     var tlsVersion: String { String(cString: SSL_get_version(self.ssl)) }
+
+    /// The server name the client asked for (SNI), on a server.
+    var requestedServerName: String? {
+        SSL_get_servername(self.ssl, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) }
+    }
+
+    /// The common name of the peer's verified certificate, if it sent one.
+    var peerCertificateName: String? {
+        guard let certificate = SSL_get0_peer_certificate(self.ssl), SSL_get_verify_result(self.ssl) == X509_V_OK else { return nil }
+        return certificateCommonName(certificate) ?? certificateDNSNames(certificate).first
+    }
 
     // MARK: Names
 

@@ -118,7 +118,7 @@ private func openSSLVerifyCallback(preverifyOK: CInt, storeContext: OpaquePointe
 private func openSSLNewSessionCallback(ssl: OpaquePointer?, session: OpaquePointer?) -> CInt {
     guard let ssl, let session, let connection = SSLConnection.fromSSL(ssl) else { return 0 }
     guard SSL_SESSION_is_resumable(session) == 1, let copy = SSL_SESSION_dup(session) else { return 0 }
-    connection.context.storeSession(SSLSession(takingOwnershipOf: copy), for: connection.sessionKey)
+    connection.context?.storeSession(SSLSession(takingOwnershipOf: copy), for: connection.sessionKey)
     // 0: we did not keep OpenSSL's reference (we keep our duplicate instead).
     return 0
 }

@@ -1,4 +1,4 @@
-/// The one error type of the OpenSSL TLS client.
+/// The one error type of the OpenSSL TLS client and server.
 ///
 /// `shortDescription` is a fixed, bounded string (never a host name): safe as a metric label.
 /// `description` is for humans and names the host and the reason.
@@ -31,7 +31,7 @@ public struct TLSError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let closedDuringHandshake = Kind(.closedDuringHandshake)
         /// OpenSSL could not allocate or move bytes through its memory BIOs.
         public static let io = Kind(.io)
-        /// The `TLSClientConfiguration` could not be applied (unreadable CA file, bad ALPN name...).
+        /// The configuration could not be applied (unreadable CA file, bad ALPN name, a key that does not match its certificate...).
         public static let configuration = Kind(.configuration)
 
         /// A bounded snake_case label.
@@ -77,7 +77,7 @@ public struct TLSError: Error, Sendable, Hashable, CustomStringConvertible {
         case .closedDuringHandshake:
             "connection to \(self.host) closed during the TLS handshake: \(self.reason)"
         case .configuration:
-            "invalid TLS client configuration: \(self.reason)"
+            "invalid TLS configuration: \(self.reason)"
         default:
             "TLS I/O error on the connection to \(self.host): \(self.reason)"
         }

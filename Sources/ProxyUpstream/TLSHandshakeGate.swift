@@ -1,7 +1,7 @@
 import NIOCore
 import OpenSSLTLS
 
-/// Sits right after `OpenSSLClientHandler` and tells the connector how the handshake ended, so that
+/// Sits right after `OpenSSLHandler` and tells the connector how the handshake ended, so that
 /// a connection is handed out only once the origin is verified (a certificate failure is known
 /// before any request byte is sent, and counts as that address failing). A pass-through afterwards.
 ///

@@ -86,7 +86,7 @@ package final class UpstreamConnector: Sendable {
         reloadable.withLockedValue { $0 = settings }
     }
 
-    /// Connects to `host`:`port`. With `tls`, `OpenSSLClientHandler` goes first in the pipeline
+    /// Connects to `host`:`port`. With `tls`, `OpenSSLHandler` goes first in the pipeline
     /// (before what `channelInitializer` adds) and the future completes only after the handshake.
     /// `avoiding`: IPs dialed last whatever their health (a retry after a failure on one of them).
     package func connect(
@@ -255,7 +255,7 @@ package final class UpstreamConnector: Sendable {
                         ConnectAttemptObserver(health: health, attempts: attempts, metrics: metrics, successIsFinal: plan.tls == nil, own: own))
                     if let tls = plan.tls, let tlsContext {
                         try sync.addHandler(
-                            OpenSSLClientHandler(context: tlsContext, serverName: tls.serverName, port: plan.port, spkiPins: tls.spkiPins)
+                            OpenSSLHandler(context: tlsContext, serverName: tls.serverName, port: plan.port, spkiPins: tls.spkiPins)
                         )
                         try sync.addHandler(TLSHandshakeGate(serverName: tls.serverName))
                     }

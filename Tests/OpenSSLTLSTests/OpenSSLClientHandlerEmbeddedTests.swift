@@ -46,7 +46,7 @@ private struct EmbeddedPair {
         self.recorder = EventRecorder()
         self.client = EmbeddedChannel()
         try self.client.pipeline.syncOperations.addHandler(
-            OpenSSLClientHandler(context: context, serverName: "origin.test", port: 443)
+            OpenSSLHandler(context: context, serverName: "origin.test", port: 443)
         )
         try self.client.pipeline.syncOperations.addHandler(self.recorder)
 
@@ -96,8 +96,8 @@ private struct EmbeddedPair {
     }
 }
 
-@Suite("OpenSSLClientHandler on EmbeddedChannel")
-struct OpenSSLClientHandlerEmbeddedTests {
+@Suite("OpenSSLHandler on EmbeddedChannel")
+struct OpenSSLHandlerEmbeddedTests {
     @Test("writes before the handshake are buffered, then encrypted once it completes")
     func buffersWritesUntilHandshake() throws {
         let pair = try EmbeddedPair()
@@ -232,7 +232,7 @@ struct OpenSSLClientHandlerEmbeddedTests {
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
         #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
         try channel.pipeline.syncOperations.addHandler(
-            OpenSSLClientHandler(context: context, serverName: "origin.test", port: 443)
+            OpenSSLHandler(context: context, serverName: "origin.test", port: 443)
         )
         let hello = try #require(try channel.readOutbound(as: ByteBuffer.self))
         let summary = try #require(try ClientHelloSummary.parse(Array(hello.readableBytesView)))

@@ -64,8 +64,8 @@ struct Fixture {
     }
 }
 
-@Suite("OpenSSLClientHandler over loopback")
-struct OpenSSLClientHandlerLoopbackTests {
+@Suite("OpenSSLHandler over loopback")
+struct OpenSSLHandlerLoopbackTests {
     @Test("dialing the IP with the original name: 200, SNI and Host kept, ALPN http/1.1")
     func helloWithOriginalName() async throws {
         let fixture = try Fixture()
@@ -267,7 +267,7 @@ struct OpenSSLClientHandlerLoopbackTests {
             // Close below the TLS handler: the TCP connection ends without our close_notify.
             let channel = connection.channel
             try await channel.eventLoop.submit {
-                try channel.pipeline.syncOperations.context(handlerType: OpenSSLClientHandler.self).close(promise: nil)
+                try channel.pipeline.syncOperations.context(handlerType: OpenSSLHandler.self).close(promise: nil)
             }.get()
             _ = try await connection.closed.get()
             // Let the pipeline tear down (handlerRemoved frees the SSL).

@@ -40,7 +40,7 @@ struct ClientOutcome: Sendable {
     }
 }
 
-/// Collects plaintext above `OpenSSLClientHandler`; completes `outcome` when a whole response
+/// Collects plaintext above `OpenSSLHandler`; completes `outcome` when a whole response
 /// (by Content-Length) has arrived, or when the channel closes.
 final class ResponseCollector: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
@@ -138,7 +138,7 @@ struct TLSTestConnection {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        OpenSSLClientHandler(context: context, serverName: serverName, port: port, spkiPins: spkiPins)
+                        OpenSSLHandler(context: context, serverName: serverName, port: port, spkiPins: spkiPins)
                     )
                     try channel.pipeline.syncOperations.addHandler(ResponseCollector(outcome: outcome, closed: closed, readOnDemand: !autoRead))
                 }

@@ -59,7 +59,7 @@ public struct TestCA: Sendable {
         var extensions: [(CInt, String)] = [
             (NID_basic_constraints, "critical,CA:FALSE"),
             (NID_key_usage, "critical,digitalSignature,keyEncipherment"),
-            (NID_ext_key_usage, "serverAuth"),
+            (NID_ext_key_usage, "serverAuth,clientAuth"),
             (NID_subject_key_identifier, "hash"),
             (NID_authority_key_identifier, "keyid:always"),
         ]

@@ -8,7 +8,7 @@ import ProxyUpstream
 /// channels, and the bytes that arrived during the switch are replayed on each side — client
 /// bytes towards the origin, upstream bytes towards the client. Upstream bytes are handed to the
 /// upstream glue directly: replayed from the head of the upstream pipeline they would pass through
-/// `OpenSSLClientHandler` again, as if they were ciphertext.
+/// `OpenSSLHandler` again, as if they were ciphertext.
 package struct TunnelSwitch {
     /// The client channel's HTTP decoder, removed by reference (responses are serialized by
     /// `ClientConnectionHandler` itself).

@@ -1,8 +1,8 @@
 import NIOCore
 
 // The handshake, the record work (decrypting what arrives, encrypting flushed writes) and the
-// failure paths of `OpenSSLClientHandler`.
-extension OpenSSLClientHandler {
+// failure paths of `OpenSSLHandler`.
+extension OpenSSLHandler {
     // MARK: Handshake
 
     func startHandshake(context: ChannelHandlerContext) {
@@ -17,7 +17,7 @@ extension OpenSSLClientHandler {
         case nil:
             return
         }
-        let timeout = self.tlsContext.configuration.handshakeTimeout
+        let timeout = self.handshakeTimeout
         let scheduled = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(timeout)) {
             if case .handshaking = self.state {
                 self.fail(.handshakeTimeout(host: self.serverName, after: timeout), context: context)
@@ -40,13 +40,25 @@ extension OpenSSLClientHandler {
             self.cancelHandshakeTimeout()
             self.state = .active
             self.writeCiphertext(context: context, connection: connection, promise: nil)
-            context.fireUserInboundEventTriggered(
-                TLSClientEvent.handshakeCompleted(
-                    negotiatedProtocol: connection.negotiatedProtocol,
-                    resumed: connection.sessionReused,
-                    tlsVersion: connection.tlsVersion
+            switch self.role {
+            case .client:
+                context.fireUserInboundEventTriggered(
+                    TLSClientEvent.handshakeCompleted(
+                        negotiatedProtocol: connection.negotiatedProtocol,
+                        resumed: connection.sessionReused,
+                        tlsVersion: connection.tlsVersion
+                    )
                 )
-            )
+            case .server:
+                self.clientCertificateName = connection.peerCertificateName
+                context.fireUserInboundEventTriggered(
+                    TLSServerEvent.handshakeCompleted(
+                        serverName: connection.requestedServerName,
+                        clientCertificateName: self.clientCertificateName,
+                        tlsVersion: connection.tlsVersion
+                    )
+                )
+            }
             // Application data (or tickets) may have arrived with the server's last flight.
             guard case .active = self.state else { return }
             self.decodeAndDeliver(context: context, connection: connection)

@@ -1,16 +1,21 @@
 import NIOCore
 
-/// Originates TLS with OpenSSL on a channel that is already connected (or about to be) to an IP
-/// chosen elsewhere, exactly as if it had connected to `serverName`.
+/// TLS through OpenSSL on a channel, at either end.
+///
+/// As a client (`init(context:serverName:port:spkiPins:)`) it originates TLS on a channel that is
+/// already connected (or about to be) to an IP chosen elsewhere, exactly as if it had connected to
+/// `serverName`. As a server (`init(server:)`) it accepts TLS from a client of the proxy's TLS
+/// listener, presenting the certificate the client's SNI names.
 ///
 /// Put it first in the pipeline (closest to the socket); it carries `ByteBuffer`s both ways:
 /// plaintext above, ciphertext below. It starts the handshake on `channelActive` (or at
 /// `handlerAdded` if the channel is already active), buffers writes until the handshake has
-/// completed and the peer is verified, then fires `TLSClientEvent.handshakeCompleted` and
-/// encrypts the buffered writes. Failures are fired as `TLSError` through `errorCaught`, and the
-/// channel is closed. `close(mode: .all)` sends close_notify before closing; a close_notify from
-/// the peer is answered and the channel is closed (so the pipeline sees `channelInactive`).
-public final class OpenSSLClientHandler: ChannelDuplexHandler, RemovableChannelHandler {
+/// completed and the peer is verified, then fires `TLSClientEvent.handshakeCompleted` (a client)
+/// or `TLSServerEvent.handshakeCompleted` (a server) and encrypts the buffered writes. Failures
+/// are fired as `TLSError` through `errorCaught`, and the channel is closed. `close(mode: .all)`
+/// sends close_notify before closing; a close_notify from the peer is answered and the channel is
+/// closed (so the pipeline sees `channelInactive`).
+public final class OpenSSLHandler: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = ByteBuffer
     public typealias InboundOut = ByteBuffer
     public typealias OutboundIn = ByteBuffer
@@ -23,12 +28,17 @@ public final class OpenSSLClientHandler: ChannelDuplexHandler, RemovableChannelH
         case closed
     }
 
+    /// Which end of the TLS connection this is.
+    enum Role {
+        case client(TLSClientContext, port: Int, spkiPins: [String])
+        case server(TLSServerContext)
+    }
+
     typealias BufferedWrite = (data: ByteBuffer, promise: EventLoopPromise<Void>?)
 
-    let tlsContext: TLSClientContext
-    let serverName: String
-    let port: Int
-    let spkiPins: [String]
+    let role: Role
+    /// A client: the server's name. A server: the client's address once known (for messages).
+    var serverName: String
 
     var state: State = .idle
     var connection: Result<SSLConnection, TLSError>?
@@ -37,7 +47,10 @@ public final class OpenSSLClientHandler: ChannelDuplexHandler, RemovableChannelH
     /// A `close(mode: .output)` requested during the handshake, run once buffered writes are out.
     var pendingCloseOutput: EventLoopPromise<Void>?? = nil
     var deliveredSinceReadComplete = false
+    /// A server: the common name of the client's verified certificate, once the handshake completed.
+    public internal(set) var clientCertificateName: String?
 
+    /// A client end.
     /// - Parameters:
     ///   - context: the shared `SSL_CTX` owner (trust, ALPN, session cache).
     ///   - serverName: the ORIGINAL host the client asked for (not the dialed IP): the SNI (omitted
@@ -46,19 +59,35 @@ public final class OpenSSLClientHandler: ChannelDuplexHandler, RemovableChannelH
     ///   - port: the original port; with `serverName` it keys the session cache ("host:port").
     ///   - spkiPins: base64 SHA-256 SPKI hashes; when non-empty, the leaf's must be one of them.
     public init(context: TLSClientContext, serverName: String, port: Int, spkiPins: [String] = []) {
-        self.tlsContext = context
+        self.role = .client(context, port: port, spkiPins: spkiPins)
         self.serverName = SSLConnection.normalizedHost(serverName)
-        self.port = port
-        self.spkiPins = spkiPins
+    }
+
+    /// A server end: the certificate chosen by SNI from `server`, a client certificate required
+    /// when `server` has a client CA.
+    public init(server: TLSServerContext) {
+        self.role = .server(server)
+        self.serverName = "client"
+    }
+
+    var handshakeTimeout: Duration {
+        switch self.role {
+        case .client(let context, _, _): context.configuration.handshakeTimeout
+        case .server(let server): server.configuration.handshakeTimeout
+        }
     }
 
     // MARK: Lifecycle
 
     public func handlerAdded(context: ChannelHandlerContext) {
         do {
-            self.connection = .success(
-                try SSLConnection(context: self.tlsContext, serverName: self.serverName, port: self.port, spkiPins: self.spkiPins)
-            )
+            switch self.role {
+            case .client(let client, let port, let spkiPins):
+                self.connection = .success(try SSLConnection(context: client, serverName: self.serverName, port: port, spkiPins: spkiPins))
+            case .server(let server):
+                if let remote = context.channel.remoteAddress { self.serverName = "client \(remote)" }
+                self.connection = .success(try SSLConnection(server: server, client: self.serverName))
+            }
         } catch {
             self.connection = .failure(error)
         }
@@ -219,4 +248,4 @@ public final class OpenSSLClientHandler: ChannelDuplexHandler, RemovableChannelH
 }
 
 @available(*, unavailable)
-extension OpenSSLClientHandler: Sendable {}
+extension OpenSSLHandler: Sendable {}

@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import OpenSSLTLS
 import NIOHTTP1
 import ProxyAccess
 import ProxyHTTP
@@ -93,6 +94,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             logger[metadataKey: "client"] = "\(client)"
             run(machine.clientAddressKnown(client))
         }
+        // On the TLS listener with `tls-client-ca`: the verified certificate is the client's identity.
+        if let tls = try? context.pipeline.syncOperations.handler(type: OpenSSLHandler.self), let name = tls.clientCertificateName {
+            run(machine.clientCertificateVerified(name))
+        }
         if context.channel.isActive { becameActive() }
     }
 
@@ -124,6 +129,10 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         if event is ChannelShouldQuiesceEvent {
             run(machine.quiesce())
             return
+        }
+        if case .handshakeCompleted(_, .some(let name), _) = event as? TLSServerEvent {
+            // The TLS listener without `listen-socks`: this handler was there before the handshake.
+            run(machine.clientCertificateVerified(name))
         }
         context.fireUserInboundEventTriggered(event)
     }

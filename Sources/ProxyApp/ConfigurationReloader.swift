@@ -101,6 +101,7 @@ package final class ConfigurationReloader: Sendable {
         var lines: [String] = []
         lines.append(changed.isEmpty ? "applied: nothing changed" : "applied to new requests: " + changed.joined(separator: ", "))
         if !new.proxyAuth.isEmpty { lines.append("proxy-auth users and htpasswd files read again") }
+        if startup.tlsListen != nil, new.tlsListen != nil { lines.append("tls-listen certificates read again (\(new.tlsCerts.count) files)") }
         if let staticList = resolvers.rereadStaticList() { lines.append(staticList) }
         if let hosts, let path = resolvers.localRecords.path { lines.append("hosts file \(path) read again: \(hosts.nameCount) names") }
         if !needRestart.isEmpty { lines.append("needs a restart (not applied): " + needRestart.joined(separator: ", ")) }

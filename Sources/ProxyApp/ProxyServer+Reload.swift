@@ -6,7 +6,7 @@ extension ProxyServer {
     /// Applies `new` to new requests and connections, atomically per part: the client ACL and
     /// connection limits, proxy authentication (the htpasswd files are read again), and what a
     /// request is checked and dialed with (connect ports, destinations, TLS-upgrade rules, SPKI
-    /// pins, CA file, timeouts). Open connections and tunnels carry on. Everything is built before
+    /// pins, CA file, timeouts), and the TLS listener's certificates. Open connections and tunnels carry on. Everything is built before
     /// anything is swapped: a CA file or htpasswd file that cannot be used throws and changes nothing.
     package func reload(_ new: ProxyConfiguration) throws(ProxyServerSetupError) {
         let tlsContext: TLSClientContext
@@ -14,6 +14,12 @@ extension ProxyServer {
             tlsContext = try Self.makeTLSContext(new)
         } catch {
             throw .tls(error)
+        }
+        let tlsServerContext: TLSServerContext?
+        do {
+            tlsServerContext = try Self.makeTLSServerContext(new)
+        } catch {
+            throw .tlsListener(error)
         }
         let authenticator: ProxyAuthenticator?
         do {
@@ -29,6 +35,10 @@ extension ProxyServer {
             maxConnectionsPerClient: new.maxConnectionsPerClient
         )
         env.update(.init(configuration: new, authenticator: authenticator))
+        // The listener stays bound (`tls-listen` needs a restart): without it, nothing to swap.
+        if configuration.tlsListen != nil, let tlsServerContext {
+            tlsServer.withLockedValue { $0 = tlsServerContext }
+        }
     }
 
     /// The clients the ACL admits now (the admin listener follows it too).

@@ -47,6 +47,8 @@ package final class ProxyServer: Service, Sendable {
     private let onBound: @Sendable (SocketAddress) -> Void
     /// Per-endpoint health learned by every upstream connection (shown by the admin `/health/ips`).
     package let ipHealth: IPHealthRegistry
+    /// The TLS listener's certificates (`tls-listen`), replaced by a reload; nil without it.
+    let tlsServer: NIOLockedValueBox<TLSServerContext?>
     /// The proxy's and the admin listener's bound addresses, which the proxy never dials.
     package let ownListeners = OwnListeners()
 
@@ -74,6 +76,11 @@ package final class ProxyServer: Service, Sendable {
             tlsContext = try Self.makeTLSContext(configuration)
         } catch {
             throw .tls(error)
+        }
+        do {
+            self.tlsServer = NIOLockedValueBox(try Self.makeTLSServerContext(configuration))
+        } catch {
+            throw .tlsListener(error)
         }
         // Credentials are checked before anything else runs: a broken htpasswd file stops the start.
         // The hashing threads start with the first configuration that asks for authentication (now or
@@ -196,6 +203,7 @@ package final class ProxyServer: Service, Sendable {
         let serverChannel: any Channel
         let transparentChannel: (any Channel)?
         let socksChannel: (any Channel)?
+        let tlsChannel: (any Channel)?
         do {
             serverChannel = try await bootstrap.bind(host: configuration.listen.host, port: configuration.listen.port).get()
         } catch {
@@ -217,6 +225,15 @@ package final class ProxyServer: Service, Sendable {
             await authThreads.shutdownGracefully()
             throw error
         }
+        do {
+            tlsChannel = try await bindTLSListener()
+        } catch {
+            try? await serverChannel.close()
+            try? await transparentChannel?.close()
+            try? await socksChannel?.close()
+            await authThreads.shutdownGracefully()
+            throw error
+        }
 
         if let address = serverChannel.localAddress {
             ownListeners.add(address)
@@ -232,6 +249,7 @@ package final class ProxyServer: Service, Sendable {
         try? await serverChannel.close()
         try? await transparentChannel?.close()
         try? await socksChannel?.close()
+        try? await tlsChannel?.close()
         tracker.quiesceAll()
 
         let loop = group.next()

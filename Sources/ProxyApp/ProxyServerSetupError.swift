@@ -1,14 +1,16 @@
 import OpenSSLTLS
 
-/// Why the proxy cannot start: the upstream TLS context, or the proxy-auth users.
+/// Why the proxy cannot start: the upstream TLS context, the proxy-auth users, or the TLS listener's certificates.
 package enum ProxyServerSetupError: Error, Sendable, CustomStringConvertible {
     case tls(TLSError)
     case proxyAuth(String)
+    case tlsListener(TLSError)
 
     package var description: String {
         switch self {
         case .tls(let error): "cannot set up upstream TLS (check --ca-file): \(error)"
         case .proxyAuth(let error): "cannot set up proxy authentication (--proxy-auth): \(error)"
+        case .tlsListener(let error): "cannot set up the TLS listener (check --tls-cert, --tls-key, --tls-client-ca): \(error)"
         }
     }
 }

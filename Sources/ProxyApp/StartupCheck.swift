@@ -30,6 +30,11 @@ package enum StartupCheck {
         } catch {
             return ProxyServerSetupError.tls(error).description
         }
+        do {
+            _ = try ProxyServer.makeTLSServerContext(configuration)
+        } catch {
+            return ProxyServerSetupError.tlsListener(error).description
+        }
         if let problem = resolverCAProblem(configuration.resolverCAFile) { return problem }
         if let problem = AccessLogWriter.problem(target: configuration.accessLog) { return "\(problem) (check --access-log)" }
         return AccessLogWriter.problem(target: configuration.dnsQueryLog).map { "\($0) (check --dns-query-log)" }

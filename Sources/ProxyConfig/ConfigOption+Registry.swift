@@ -20,7 +20,7 @@ extension ConfigOption {
         connectTimeout, ipBackoff, ipBackoffMax, upstreamTimeout, headerTimeout, clientIdleTimeout, tunnelIdleTimeout,
         poolMaxIdle, poolIdleTimeout, shutdownGrace, via, threads,
         compareSystemDNS, compareRate, probeDomains,
-        socksListen, listenSOCKS, socksSniff,
+        socksListen, listenSOCKS, socksSniff, tlsListen, tlsCert, tlsKey, tlsClientCA,
         transparentListen, transparentFallback, transparentPeekTimeout, transparentHelloTimeout, outboundMark,
         dnsListen, dnsForwardZone, dnsUpstream, dnsRateLimit, dnsQueryLog, dnsCacheSize, dnsCacheMinTTL, dnsCacheMaxTTL, dohListen, dohToken, fallbackProvider, fallbackResolverURL, fallbackResolverIP,
     ]

@@ -192,6 +192,14 @@ extension ConfigurationLoader {
                 + "\(providerText) has its own credentials")
         }
 
+        if config.tlsListen != nil, config.tlsCerts.isEmpty {
+            throw .conflict(reason: "--tls-listen (from \(origin(ConfigOption.tlsListen.name))) needs a certificate: set --tls-cert (and --tls-key)")
+        }
+        if !config.tlsKeys.isEmpty, config.tlsKeys.count != config.tlsCerts.count {
+            throw .conflict(reason: "--tls-key (from \(origin(ConfigOption.tlsKey.name))) names \(config.tlsKeys.count) key file(s) for "
+                + "\(config.tlsCerts.count) --tls-cert file(s): give one key per certificate, in the same order, or none (each certificate file holds its key)")
+        }
+
         if let signature = config.dohSignature {
             let parts: [(ConfigOption, String)] = [
                 (.dohUID, signature.uid), (.dohAccessKeyID, signature.accessKeyID), (.dohAccessKeySecret, signature.accessKeySecret),

@@ -3,7 +3,7 @@ extension ProxyConfiguration {
     /// TCP (the DNS listener binds UDP and TCP on its address), so any two can collide.
     var listeners: [(option: ConfigOption, address: HostPort)] {
         let all: [(ConfigOption, HostPort?)] = [
-            (.listen, listen), (.adminListen, adminListen), (.socksListen, socksListen), (.transparentListen, transparentListen),
+            (.listen, listen), (.adminListen, adminListen), (.socksListen, socksListen), (.tlsListen, tlsListen), (.transparentListen, transparentListen),
             (.dnsListen, dnsListen), (.dohListen, dohListen),
         ]
         return all.compactMap { option, address in address.map { (option, $0) } }

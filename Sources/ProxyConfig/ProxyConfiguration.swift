@@ -176,6 +176,14 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var socksListen: HostPort?
     /// Whether `listen` also serves SOCKS, told apart by the first byte (`listen-socks`). Default true.
     public var listenSOCKS: Bool = .placeholder
+    /// Where clients reach the proxy over TLS (`tls-listen`); nil: off. Default nil.
+    public var tlsListen: HostPort?
+    /// The TLS listener's certificate chain files (`tls-cert`). Default none.
+    public var tlsCerts: [String] = []
+    /// Their key files, in the same order (`tls-key`); empty: each certificate file holds its key. Default none.
+    public var tlsKeys: [String] = []
+    /// Trust anchors for client certificates on the TLS listener (`tls-client-ca`). Default none.
+    public var tlsClientCA: String?
     /// Whether a SOCKS CONNECT to an address is peeked for the name it means (`socks-sniff`). Default false.
     public var socksSniff: Bool = .placeholder
     /// Local records in hosts-file format (`hosts-file`), asked before any resolver. Default nil.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TLSTestSupport
 
 /// `config check` promises exit 0 only when the proxy would start: for each configuration here it
 /// and `serve` must give the same verdict, and the one expected (the exit codes differ: 1 and 64).
@@ -24,6 +25,13 @@ struct ConfigCheckAgreementTests {
         }
         let port = try Loopback.unusedPort()
         let missing = directory + "/missing"
+        let ca = try TestCA()
+        let leaf = try ca.issueLeaf(dnsNames: ["localhost"])
+        let stranger = try ca.issueLeaf(dnsNames: ["localhost"])
+        let certificate = try file("proxy.pem", leaf.certificatePEM)
+        let key = try file("proxy.key", leaf.privateKeyPEM)
+        let strangerKey = try file("stranger.key", stranger.privateKeyPEM)
+        let tlsListen = ["--tls-listen", "127.0.0.1:0"]
         let resolver = ["--provider", "doh", "--resolver-url", "https://127.0.0.1:9/dns-query", "--system-fallback", "false"]
         return [
             Case(description: "defaults", arguments: [], valid: true),
@@ -43,6 +51,19 @@ struct ConfigCheckAgreementTests {
             Case(description: "missing --hosts-file", arguments: ["--hosts-file", "\(missing).hosts"], valid: false, reason: "cannot read hosts file"),
             Case(description: "--hosts-file with a bad line", arguments: ["--hosts-file", try file("bad.hosts", "127.0.0.1 a.test\n127.0.0.1\n")],
                  valid: false, reason: "line 2: no host name after 127.0.0.1"),
+            Case(description: "a TLS listener", arguments: tlsListen + ["--tls-cert", certificate, "--tls-key", key], valid: true),
+            Case(description: "a TLS listener, the key in the certificate file",
+                 arguments: tlsListen + ["--tls-cert", try file("both.pem", leaf.certificatePEM + leaf.privateKeyPEM)], valid: true),
+            Case(description: "a TLS listener without a certificate", arguments: tlsListen, valid: false, reason: "needs a certificate"),
+            Case(description: "a TLS key that does not match its certificate", arguments: tlsListen + ["--tls-cert", certificate, "--tls-key", strangerKey],
+                 valid: false, reason: "key values mismatch"),
+            Case(description: "a missing TLS certificate", arguments: tlsListen + ["--tls-cert", "\(missing).pem", "--tls-key", key],
+                 valid: false, reason: "cannot read certificate file"),
+            Case(description: "two TLS certificates and one key", arguments: tlsListen + ["--tls-cert", certificate, "--tls-cert", certificate, "--tls-key", key],
+                 valid: false, reason: "give one key per certificate"),
+            Case(description: "a missing --tls-client-ca",
+                 arguments: tlsListen + ["--tls-cert", certificate, "--tls-key", key, "--tls-client-ca", "\(missing).pem"],
+                 valid: false, reason: "cannot read client CA file"),
             Case(description: "access log in a missing directory", arguments: ["--access-log", "\(missing)/access.log"],
                  valid: false, reason: "access log"),
             Case(description: "--listen and --doh-listen on one port", arguments: ["--listen", "127.0.0.1:\(port)", "--doh-listen", "127.0.0.1:\(port)"],

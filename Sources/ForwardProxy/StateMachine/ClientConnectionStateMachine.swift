@@ -48,6 +48,13 @@ struct ClientConnectionStateMachine {
         return finish(.none)
     }
 
+    /// The client presented a verified certificate (mutual TLS on the TLS listener): its name
+    /// stands in for proxy credentials on every request of the connection.
+    mutating func clientCertificateVerified(_ name: String) -> Action {
+        credentials.certified(ProxyError.sanitized(name, limit: 64))
+        return finish(.none)
+    }
+
     /// A reload: it applies from the next request on (taken when that request's head starts, also
     /// for a pipelined head served from the queue). A credential verified before is checked again.
     mutating func reloaded(configuration: ProxyConfiguration, authenticator: ProxyAuthenticator?) -> Action {

@@ -103,9 +103,13 @@ struct PipelineQueue {
 /// client repeats it on every request, which then costs one string comparison.
 struct VerifiedCredentials {
     private var verified: (field: String, user: String)?
+    /// The common name of the client's verified TLS certificate (mutual TLS), which authenticates
+    /// every request of the connection.
+    private(set) var certificateUser: String?
 
-    /// The user, when `head` carries exactly the field verified last.
+    /// The user: the certificate's, or the one of exactly the field verified last when `head` carries it.
     func user(for head: RequestHead) -> String? {
+        if let certificateUser { return certificateUser }
         guard let verified else { return nil }
         let fields = head.fields.listValues("proxy-authorization")
         guard fields.count == 1, fields[0] == verified.field else { return nil }
@@ -116,7 +120,12 @@ struct VerifiedCredentials {
         if let field = head.fields.first(name: "proxy-authorization") { verified = (field, user) }
     }
 
-    /// The users changed (a reload): the next request is checked again.
+    mutating func certified(_ user: String) {
+        certificateUser = user
+    }
+
+    /// The users changed (a reload): the next request is checked again (a certificate stays:
+    /// the handshake verified it, and the htpasswd file does not name it).
     mutating func forget() {
         verified = nil
     }

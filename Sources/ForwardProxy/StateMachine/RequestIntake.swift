@@ -30,7 +30,7 @@ enum RequestIntake {
         lifecycle: inout ConnectionLifecycle
     ) -> Decision {
         guard let authenticator = settings.authenticator else {
-            return start(head, user: nil, started: started, draining: draining, settings: settings, lifecycle: &lifecycle)
+            return start(head, user: credentials.certificateUser, started: started, draining: draining, settings: settings, lifecycle: &lifecycle)
         }
         if let user = credentials.user(for: head) {
             return start(head, user: user, started: started, draining: draining, settings: settings, lifecycle: &lifecycle)

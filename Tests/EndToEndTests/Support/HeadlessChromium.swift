@@ -18,8 +18,10 @@ enum HeadlessChromium {
     /// The DOM after the page's scripts ran for `budget` of virtual time (no real waiting beyond
     /// what loading takes). `screenshot`: also writes a PNG of the page there. `proxy`: a
     /// `--proxy-server` value (e.g. socks5://127.0.0.1:PORT); names then go to the proxy, since
-    /// Chromium resolves none of them itself.
-    static func dumpDOM(_ url: String, budget: Duration = .seconds(3), screenshot: URL? = nil, proxy: String? = nil) throws -> String {
+    /// Chromium resolves none of them itself. `extra`: more flags.
+    static func dumpDOM(
+        _ url: String, budget: Duration = .seconds(3), screenshot: URL? = nil, proxy: String? = nil, extra: [String] = []
+    ) throws -> String {
         guard let chromium = ExternalTool.chromium else {
             throw ExternalTool.Failure(description: "chromium is not installed: run scripts/ensure-deps.sh --with-test-tools (as root)")
         }
@@ -27,7 +29,7 @@ enum HeadlessChromium {
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: profile) }
         let milliseconds = Int(budget.components.seconds * 1000 + budget.components.attoseconds / 1_000_000_000_000_000)
-        var arguments = arguments(profile: profile, proxy: proxy) + ["--virtual-time-budget=\(milliseconds)"]
+        var arguments = arguments(profile: profile, proxy: proxy) + extra + ["--virtual-time-budget=\(milliseconds)"]
         if let screenshot {
             let shot = try ExternalTool.run(
                 chromium, arguments + ["--window-size=1280,860", "--hide-scrollbars", "--screenshot=\(screenshot.path)", url],

@@ -15,7 +15,9 @@ each with the access log on, written to /dev/null), then:
 
 --base-args / --head-args are appended to each side's command line (after the harness's own
 flags, so they override them); --proxy-user USER:PASS makes every request to a proxy carry
-Proxy-Authorization: Basic (a proxy without authentication strips it).
+Proxy-Authorization: Basic (a proxy without authentication strips it). --head-tls reaches head
+through its TLS listener (--tls-listen, a P-256 certificate made for the run; wrk and curl speak
+TLS to the proxy), so base against head is the plain listener against the TLS one.
 """
 import base64
 import os
@@ -92,6 +94,18 @@ class AB:
         self.procs.wait_port("fake-httpdns", port)
         log("fake HTTPDNS on 127.0.0.1:%d" % port)
 
+    def proxy_certificate(self):
+        """A self-signed P-256 certificate for 127.0.0.1 (the TLS listener's), made once."""
+        cert, key = self.workdir / "proxy.pem", self.workdir / "proxy.key"
+        if not cert.exists():
+            self.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                      "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
+                      "-addext", "subjectAltName=IP:127.0.0.1"], 30)
+        return cert, key
+
+    def over_tls(self, name):
+        return self.args.head_tls and name.startswith("head")
+
     def start_proxy(self, name):
         key, access_log = PROXIES[name]
         port = self.ports[name] = free_port()
@@ -102,6 +116,10 @@ class AB:
                 "--allow-destination", "127.0.0.0/8",
                 "--connect-ports", str(self.ports["nginx"]),
                 "--access-log", "stdout" if access_log else "off", "--log-level", "warning"]
+        if self.over_tls(name):
+            cert, keyfile = self.proxy_certificate()
+            tls_port = self.ports[name + " tls"] = free_port()
+            argv += ["--tls-listen", "127.0.0.1:%d" % tls_port, "--tls-cert", str(cert), "--tls-key", str(keyfile)]
         argv += self.extra[key]  # last: a flag given again overrides the one above
         logpath = self.logs / ("%s.log" % name.replace("+", "-"))
         (self.logs / ("%s.argv" % name.replace("+", "-"))).write_text(shlex.join(argv) + "\n")
@@ -110,6 +128,8 @@ class AB:
         with open(os.devnull, "wb") as devnull:
             self.procs.start(name, argv, logpath, stdout=devnull)
         self.procs.wait_port(name, port)
+        if self.over_tls(name):
+            self.procs.wait_port(name, self.ports[name + " tls"])
         log("%-8s on 127.0.0.1:%d (%s%s)" % (name, port, relpath(self.bins[key]),
                                              (" " + shlex.join(self.extra[key])) if self.extra[key] else ""))
 
@@ -120,8 +140,13 @@ class AB:
             host = "127.0.0.1:%d" % nginx
             return "http://%s" % host, path, host, ["http://%s%s" % (host, path)]
         host = "origin.test:%d" % nginx
-        proxy = "http://127.0.0.1:%d" % self.ports[target]
-        curl = ["-x", proxy] + (["--proxy-user", self.args.proxy_user] if self.args.proxy_user else [])
+        if self.over_tls(target):
+            proxy = "https://127.0.0.1:%d" % self.ports[target + " tls"]
+            curl = ["-x", proxy, "--proxy-insecure"]  # the run's own self-signed certificate
+        else:
+            proxy = "http://127.0.0.1:%d" % self.ports[target]
+            curl = ["-x", proxy]
+        curl += ["--proxy-user", self.args.proxy_user] if self.args.proxy_user else []
         return proxy, "http://%s%s" % (host, path), host, curl + ["http://%s%s" % (host, path)]
 
     def sanity(self, target):
@@ -328,6 +353,9 @@ def add_arguments(p):
     p.add_argument("--hostile-reps", type=int, default=20, help="hostile heads per binary and variant (default 20; "
                    "0: none)")
     p.add_argument("--hostile-rounds", type=int, default=3, help="rounds of hostile heads (default 3)")
+    p.add_argument("--head-tls", action="store_true",
+                   help="reach head through its TLS listener (--tls-listen with a certificate made for the run): "
+                        "the plain listener against the TLS one; no hostile heads")
     add_output_arguments(p, "ab")
     p.set_defaults(max_seconds=900)
 
@@ -336,7 +364,9 @@ def main(args):
     for b in (args.base_bin, args.head_bin):
         if not os.access(b, os.X_OK):
             raise Fail("not an executable: %s" % b)
-    if os.path.samefile(args.base_bin, args.head_bin) and args.base_args == args.head_args:
+    if args.head_tls:
+        args.hostile_reps = 0  # raw heads are written to the plain port
+    if os.path.samefile(args.base_bin, args.head_bin) and args.base_args == args.head_args and not args.head_tls:
         raise Fail("base and head are the same binary with the same arguments: nothing to compare "
                    "(--base-args/--head-args)")
     if args.proxy_user and ":" not in args.proxy_user:
@@ -350,12 +380,12 @@ def main(args):
         raise Fail("--duration must be 2..120 seconds and --rounds 1..10")
     if not 0 <= args.hostile_reps <= 1000 or not 1 <= args.hostile_rounds <= 10:
         raise Fail("--hostile-reps 0..1000, --hostile-rounds 1..10")
-    require_tools(["nginx", "wrk", "curl"], services=["nginx"])
+    require_tools(["nginx", "wrk", "curl"] + (["openssl"] if args.head_tls else []), services=["nginx"])
     raise_nofile()
     record = Run(args, "ab", ["nginx", "wrk", "curl"])
     params = {k: v for k, v in vars(args).items()
               if k in ("rounds", "duration", "access_log", "with_64k", "hostile_reps", "hostile_rounds",
-                       "base_args", "head_args", "base_label", "head_label", "connection_close")}
+                       "base_args", "head_args", "base_label", "head_label", "connection_close", "head_tls")}
     for k in ("base", "head"):
         b = getattr(args, "%s_bin" % k)
         params["%s_rev" % k] = revision_of(b)

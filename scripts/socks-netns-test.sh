@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2015  # `[ check ] && pass ... || fail ...`: pass only counts and prints, so it is if/else
-# Real SOCKS clients against the proxy's mixed port while the app's /etc/hosts lies (run by
+# Real SOCKS and TLS-listener clients against the proxy while the app's /etc/hosts lies (run by
 # `swift test` as root, NamespaceScenarioTests): the app and the proxy in namespaces of their own
 # (scripts/netns-lib.sh), both with an /etc/hosts that maps origin.test to 10.231.2.99, where
 # nothing listens. The proxy resolves from a local static list (--provider static,
@@ -10,7 +10,9 @@
 #   curl --socks5-hostname and --socks4a, Python requests with socks5h:// (PySocks), git clone over
 #   ALL_PROXY=socks5h://, headless Chromium with --proxy-server=socks5://, and curl --socks5 (the
 #   app resolves the name itself, gets the lie, and the proxy's --socks-sniff steers the CONNECT
-#   by the request's Host).
+#   by the request's Host); and over the TLS listener (--tls-listen, a certificate made here):
+#   curl -x https:// with --proxy-cacert, for HTTP and CONNECT, and headless Chromium with
+#   --proxy-server=https:// (trusting the certificate by its key).
 #
 #   bash scripts/socks-netns-test.sh PATH/TO/httpdns-proxy
 set -euo pipefail
@@ -21,7 +23,7 @@ binary="${1:?usage: socks-netns-test.sh PATH/TO/httpdns-proxy}"
 binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
 [ -x "$binary" ] || { echo "socks-netns-test: $binary is not executable" >&2; exit 1; }
 if ! reason="$(netns_available)"; then skip_all "SOCKS netns test" "$reason"; fi
-for tool in curl git python3; do
+for tool in curl git python3 openssl; do
   command -v "$tool" >/dev/null 2>&1 || skip_all "SOCKS netns test" "$tool is missing (scripts/ensure-deps.sh --with-test-tools)"
 done
 python3 -c 'import requests, socks' 2>/dev/null \
@@ -56,16 +58,22 @@ pids_to_stop+=("$!")
 wait_until 10 ip netns exec "$NS_ORIGIN" curl -fsS -o /dev/null --max-time 1 "http://$NS_ORIGIN_ADDR:8001/repo.git/HEAD" \
   || { fail "the file server did not start"; cat "$work/files.log"; exit 1; }
 
+# The TLS listener's certificate, for the proxy's address; Chromium trusts it by its key's hash.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/proxy.key" -out "$work/proxy.pem" \
+  -days 2 -subj "/CN=$NS_PROXY_ADDR" -addext "subjectAltName=IP:$NS_PROXY_ADDR" 2>/dev/null
+spki="$(openssl x509 -pubkey -noout -in "$work/proxy.pem" | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64)"
+
 printf '{"service":"socks-netns-test","enable":1,"domainlist":[{"domain":"origin.test","ips":["%s"]}]}\n' \
   "$NS_ORIGIN_ADDR" >"$work/domains.json"
 ip netns exec "$NS_PROXY" "$binary" serve \
   --listen "$NS_PROXY_ADDR:8080" --admin-listen 127.0.0.1:8081 \
   --provider static --static-list "$work/domains.json" --system-fallback false --ip-family ipv4 \
   --allow-destination "$NS_ORIGIN_NET" --connect-ports 8000,8001 --socks-sniff true \
+  --tls-listen "$NS_PROXY_ADDR:8443" --tls-cert "$work/proxy.pem" --tls-key "$work/proxy.key" \
   >"$work/access.log" 2>"$work/proxy.log" &
 pids_to_stop+=("$!")
 list_loaded() { grep -q '"message":"static list loaded"' "$work/proxy.log"; }
-if wait_until 20 list_loaded; then pass "proxy started (mixed port, --socks-sniff true)"; else
+if wait_until 20 list_loaded; then pass "proxy started (mixed port, --socks-sniff true, --tls-listen)"; else
   fail "proxy did not start"; cat "$work/proxy.log"; exit 1
 fi
 
@@ -93,6 +101,23 @@ if in_app env ALL_PROXY="socks5h://$proxy" HOME="$work" git clone -q http://orig
 else
   fail "git clone over ALL_PROXY: $(tr '\n' ' ' <"$work/git.err")"
 fi
+
+tls_proxy="https://$NS_PROXY_ADDR:8443"
+body="$(in_app curl -sS --max-time 10 -x "$tls_proxy" --proxy-cacert "$work/proxy.pem" http://origin.test:8000/hello 2>&1 || true)"
+[ "$body" = "$hello" ] && pass "curl -x https:// (TLS listener), HTTP: '$body'" || fail "curl -x https://, HTTP: '$body'"
+body="$(in_app curl -sS --max-time 10 -p -x "$tls_proxy" --proxy-cacert "$work/proxy.pem" http://origin.test:8000/hello 2>&1 || true)"
+[ "$body" = "$hello" ] && pass "curl -p -x https:// (TLS listener), CONNECT: '$body'" || fail "curl -p -x https://, CONNECT: '$body'"
+
+mkdir -p "$work/chromium-tls"
+dom="$(in_app env HOME="$work/chromium-tls" "$chromium" --headless --no-sandbox --disable-gpu --no-first-run \
+  --disable-background-networking --disable-component-update --disable-sync --disable-default-apps \
+  --disable-extensions --disable-breakpad --no-pings --user-data-dir="$work/chromium-tls" \
+  --proxy-server="$tls_proxy" --ignore-certificate-errors-spki-list="$spki" \
+  --virtual-time-budget=3000 --dump-dom http://origin.test:8000/hello 2>"$work/chromium-tls.err" || true)"
+case "$dom" in
+  *"$hello"*) pass "headless Chromium --proxy-server=https:// (TLS listener): the page says '$hello'" ;;
+  *) fail "Chromium over https://: '$(printf '%s' "$dom" | head -c 300)' $(tail -n 3 "$work/chromium-tls.err")" ;;
+esac
 
 mkdir -p "$work/chromium"
 dom="$(in_app env HOME="$work/chromium" "$chromium" --headless --no-sandbox --disable-gpu --no-first-run \

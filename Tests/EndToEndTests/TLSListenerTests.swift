@@ -177,6 +177,65 @@ struct TLSListenerTests {
         #expect(try Self.presentedSubject(port: port, serverName: "localhost").contains("CN = renewed-proxy"))
     }
 
+    /// A kept-alive connection made before SIGHUP carries on with the certificate it started with
+    /// while new connections get the renewed one. One Python process drives it all (its ssl module
+    /// reports each connection's certificate): a request, the files replaced and SIGHUP sent,
+    /// new connections until one presents the renewed certificate, then a second request on the
+    /// first connection.
+    @Test func anOpenConnectionOutlivesACertificateSwap() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let service = try FakeHTTPDNSService()
+        defer { service.stop() }
+        service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
+        let certificates = try Certificates(commonName: "before-renewal")
+        let (proxy, port) = try Self.launch(service, certificates.arguments + ["--connect-ports", String(origin.port)])
+        defer { proxy.stop() }
+        let renewed = try certificates.ca.issueLeaf(dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"], commonName: "after-renewal")
+        let renewedCert = try TestCA.writeTemporaryFile(named: "renewed.pem", contents: renewed.certificatePEM)
+        let renewedKey = try TestCA.writeTemporaryFile(named: "renewed.key", contents: renewed.privateKeyPEM)
+        let script = """
+            import os, shutil, signal, socket, ssl, sys, time
+            port, ca, origin, pid = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+            cert, key, new_cert, new_key = sys.argv[5:9]
+            context = ssl.create_default_context(cafile=ca)
+            def connect():
+                return context.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="localhost")
+            def name(s):
+                return dict(x[0] for x in s.getpeercert()["subject"])["commonName"]
+            def get(s):
+                s.sendall(b"GET http://origin.test:%d/hello HTTP/1.1\\r\\nHost: origin.test:%d\\r\\n\\r\\n" % (origin, origin))
+                data = b""
+                while b"\\r\\n\\r\\nhello" not in data:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        return "closed"
+                    data += chunk
+                return data.split(b"\\r\\n")[0].decode()
+            old = connect()
+            print("old:", name(old), get(old))
+            shutil.copyfile(new_cert, cert)
+            shutil.copyfile(new_key, key)
+            os.kill(pid, signal.SIGHUP)
+            deadline = time.monotonic() + 10
+            while True:
+                fresh = connect()
+                seen = name(fresh)
+                fresh.close()
+                if seen == "after-renewal" or time.monotonic() > deadline:
+                    break
+            print("new:", seen)
+            print("old again:", name(old), get(old))
+            """
+        let output = try Tools.output("python3", [
+            "-c", script, String(port), certificates.caFile, String(origin.port), String(proxy.pid),
+            certificates.certificateFile, certificates.keyFile, renewedCert, renewedKey,
+        ])
+        #expect(output == "old: before-renewal HTTP/1.1 200 OK\nnew: after-renewal\nold again: before-renewal HTTP/1.1 200 OK",
+                "\(output) \(proxy.diagnostics)")
+        #expect(origin.requests().count == 2)
+    }
+
     @Test func aClientCertificateStandsInForBasicCredentials() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }

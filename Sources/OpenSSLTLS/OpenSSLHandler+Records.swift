@@ -51,6 +51,7 @@ extension OpenSSLHandler {
                 )
             case .server:
                 self.clientCertificateName = connection.peerCertificateName
+                self.onHandshake?(nil)
                 context.fireUserInboundEventTriggered(
                     TLSServerEvent.handshakeCompleted(
                         serverName: connection.requestedServerName,
@@ -162,6 +163,7 @@ extension OpenSSLHandler {
         if case .some(.some(let promise)) = self.pendingCloseOutput { promise.fail(error) }
         self.pendingCloseOutput = nil
         if case .closed = previous { return }
+        if case .handshaking = previous { self.onHandshake?(error) }
         context.fireErrorCaught(error)
         context.close(mode: .all, promise: nil)
     }

@@ -49,6 +49,8 @@ public final class OpenSSLHandler: ChannelDuplexHandler, RemovableChannelHandler
     var deliveredSinceReadComplete = false
     /// A server: the common name of the client's verified certificate, once the handshake completed.
     public internal(set) var clientCertificateName: String?
+    /// A server: told once how the handshake ended (nil: completed), for the listener's counters.
+    let onHandshake: ((TLSError?) -> Void)?
 
     /// A client end.
     /// - Parameters:
@@ -61,13 +63,16 @@ public final class OpenSSLHandler: ChannelDuplexHandler, RemovableChannelHandler
     public init(context: TLSClientContext, serverName: String, port: Int, spkiPins: [String] = []) {
         self.role = .client(context, port: port, spkiPins: spkiPins)
         self.serverName = SSLConnection.normalizedHost(serverName)
+        self.onHandshake = nil
     }
 
     /// A server end: the certificate chosen by SNI from `server`, a client certificate required
-    /// when `server` has a client CA.
-    public init(server: TLSServerContext) {
+    /// when `server` has a client CA. `onHandshake` hears once how the handshake ended (nil: it
+    /// completed; an error: it failed, timed out, or the client left first), on the event loop.
+    public init(server: TLSServerContext, onHandshake: ((TLSError?) -> Void)? = nil) {
         self.role = .server(server)
         self.serverName = "client"
+        self.onHandshake = onHandshake
     }
 
     var handshakeTimeout: Duration {
@@ -119,6 +124,7 @@ public final class OpenSSLHandler: ChannelDuplexHandler, RemovableChannelHandler
         case .handshaking:
             let error = TLSError.closedDuringHandshake(host: self.serverName)
             self.failBufferedWrites(error)
+            self.onHandshake?(error)
             context.fireErrorCaught(error)
         case .idle, .active, .closed:
             self.failBufferedWrites(ChannelError.ioOnClosedChannel)

@@ -59,6 +59,17 @@ public final class TLSServerContext: @unchecked Sendable {
         self.leaves.map { certificateDNSNames($0) }
     }
 
+    /// The earliest end of validity (notAfter) among the certificates presented, in seconds since
+    /// the epoch: what an expiry alert watches.
+    public var earliestExpiry: Int64? {
+        self.leaves.compactMap { leaf -> Int64? in
+            guard let notAfter = X509_get0_notAfter(leaf) else { return nil }
+            var parts = tm()
+            guard ASN1_TIME_to_tm(notAfter, &parts) == 1 else { return nil }
+            return Int64(timegm(&parts))
+        }.min()
+    }
+
     /// The identity to present for `serverName`: the first whose certificate is valid for it, or
     /// the first identity.
     func context(forServerName serverName: String) -> OpaquePointer {

@@ -38,6 +38,7 @@ extension ProxyServer {
         // The listener stays bound (`tls-listen` needs a restart): without it, nothing to swap.
         if configuration.tlsListen != nil, let tlsServerContext {
             tlsServer.withLockedValue { $0 = tlsServerContext }
+            if let expiry = tlsServerContext.earliestExpiry { env.metrics?.tlsListenerCertificatesExpire(at: expiry) }
         }
     }
 

@@ -43,7 +43,12 @@ extension ProxyServer {
                     }
                     let verdict = Self.admit(channel, tracker: tracker, admission: admission, metrics: metrics, refusalLog: refusalLog, logger: logger)
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(OpenSSLHandler(server: server))
+                    try sync.addHandler(OpenSSLHandler(server: server) { failure in
+                        metrics?.tlsListenerHandshake(ok: failure == nil)
+                        if let failure {
+                            logger.debug("tls listener handshake failed", metadata: ["reason": "\(failure)"])
+                        }
+                    })
                     if mixed {
                         try sync.addHandler(MixedPortHandler(env: env, admission: verdict))
                     } else {
@@ -52,8 +57,9 @@ extension ProxyServer {
                 }
             }
         let channel = try await bindSideListener(bootstrap, at: listen, listener: "tls", option: "--tls-listen", message: "tls listening")
-        if let names = tlsServer.withLockedValue({ $0 })?.certificateNames {
-            logger.info("tls listener certificates", metadata: ["names": "\(names.map { $0.joined(separator: ",") }.joined(separator: "; "))"])
+        if let server = tlsServer.withLockedValue({ $0 }) {
+            logger.info("tls listener certificates", metadata: ["names": "\(server.certificateNames.map { $0.joined(separator: ",") }.joined(separator: "; "))"])
+            if let expiry = server.earliestExpiry { metrics?.tlsListenerCertificatesExpire(at: expiry) }
         }
         return channel
     }

@@ -140,6 +140,15 @@ struct TLSListenerTests {
         let response = try Curl.fetch(
             "http://origin.test:\(origin.port)/hello", proxy: "https://localhost:\(port)", extra: ["--proxy-cacert", certificates.caFile])
         #expect(response.status == 200, "\(response.stderr) \(proxy.diagnostics)")
+
+        // Counted: three failed handshakes, one completed; and when the certificate expires (the
+        // test CA issues for 30 days), for an expiry alert.
+        let samples = try MetricsTests.scrape(proxy).samples
+        #expect(samples["httpdns_proxy_tls_listener_handshakes_total{result=\"failed\"}"] == 3, "\(samples.filter { $0.key.contains("tls_listener") })")
+        #expect(samples["httpdns_proxy_tls_listener_handshakes_total{result=\"ok\"}"] == 1)
+        let expiry = try #require(samples["httpdns_proxy_tls_listener_certificate_expiry_timestamp_seconds"])
+        let days = (expiry - Date().timeIntervalSince1970) / 86400
+        #expect(days > 29 && days < 31, "\(days) days")
     }
 
     @Test func theCertificateFollowsSNIAndSIGHUPReplacesIt() throws {

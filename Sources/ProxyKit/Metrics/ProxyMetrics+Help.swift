@@ -24,6 +24,8 @@ extension ProxyMetrics {
         "httpdns_proxy_config_reloads_total": "Configuration reloads by result.",
         "httpdns_proxy_network_changes_total": "Changes of the host's interface addresses seen by the network monitor (each refreshes the cache in the background).",
         "httpdns_proxy_transparent_hijacks_total": "Transparent connections whose original destination is none of HTTPDNS's addresses for their SNI or Host name (the app's own DNS answer was hijacked or stale).",
+        "httpdns_proxy_tls_listener_handshakes_total": "TLS listener handshakes by result: ok, or failed (not TLS, a bad or missing client certificate, a timeout, the client leaving first).",
+        "httpdns_proxy_tls_listener_certificate_expiry_timestamp_seconds": "When the first of the TLS listener's certificates in force expires (notAfter, seconds since the epoch); only with --tls-listen.",
         "httpdns_proxy_dns_queries_total": "Queries the DNS listener answered, by query type (a bounded set, else other) and RCODE.",
         "httpdns_proxy_build_info": "Always 1; the version label is the running build.",
     ]

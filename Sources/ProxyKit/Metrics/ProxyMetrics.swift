@@ -1,4 +1,5 @@
 import CoreMetrics
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// The proxy's Prometheus-facing metrics, recorded through swift-metrics (only the executable
@@ -47,6 +48,13 @@ package final class ProxyMetrics: Sendable {
     /// Transparent connections and requests whose original destination is none of HTTPDNS's
     /// addresses for their name.
     package let transparentHijacks: Counter
+    /// TLS listener handshakes: completed, failed (not TLS, a bad or missing client certificate,
+    /// a timeout, the client leaving first).
+    private let tlsListenerHandshakes: [Counter]
+    /// The TLS listener's earliest certificate expiry; made when a listener reports one, so a proxy
+    /// without one exports no expiry an alert could mistake for the epoch.
+    private let tlsListenerExpiry: NIOLockedValueBox<Gauge?>
+    private let factory: any MetricsFactory
 
     package init(version: String, factory: any MetricsFactory = MetricsSystem.factory) {
         var requests: [Counter] = []
@@ -86,6 +94,11 @@ package final class ProxyMetrics: Sendable {
         buildInfo.record(1)
         networkChanges = Counter(label: "httpdns_proxy_network_changes_total", factory: factory)
         transparentHijacks = Counter(label: "httpdns_proxy_transparent_hijacks_total", factory: factory)
+        tlsListenerHandshakes = ["ok", "failed"].map {
+            Counter(label: "httpdns_proxy_tls_listener_handshakes_total", dimensions: [("result", $0)], factory: factory)
+        }
+        tlsListenerExpiry = NIOLockedValueBox(nil)
+        self.factory = factory
         // Zero-valued series exist from the start, so rates and alerts see them before the first event.
         clientConnections.set(0)
         tunnels.set(0)
@@ -125,6 +138,21 @@ package final class ProxyMetrics: Sendable {
 
     package func reloaded(ok: Bool) {
         reloads[ok ? 0 : 1].increment()
+    }
+
+    /// A TLS listener handshake ended: completed or not.
+    package func tlsListenerHandshake(ok: Bool) {
+        tlsListenerHandshakes[ok ? 0 : 1].increment()
+    }
+
+    /// The TLS listener's certificates in force expire first at `seconds` since the epoch.
+    package func tlsListenerCertificatesExpire(at seconds: Int64) {
+        tlsListenerExpiry.withLockedValue { gauge in
+            if gauge == nil {
+                gauge = Gauge(label: "httpdns_proxy_tls_listener_certificate_expiry_timestamp_seconds", factory: factory)
+            }
+            gauge?.record(seconds)
+        }
     }
 
     /// The host's interface addresses changed (the network monitor).

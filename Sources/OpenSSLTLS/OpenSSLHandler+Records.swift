@@ -163,7 +163,10 @@ extension OpenSSLHandler {
         if case .some(.some(let promise)) = self.pendingCloseOutput { promise.fail(error) }
         self.pendingCloseOutput = nil
         if case .closed = previous { return }
-        if case .handshaking = previous { self.onHandshake?(error) }
+        switch previous {
+        case .idle, .handshaking: self.onHandshake?(error)
+        case .active, .closed: break
+        }
         context.fireErrorCaught(error)
         context.close(mode: .all, promise: nil)
     }

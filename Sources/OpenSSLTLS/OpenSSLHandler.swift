@@ -145,6 +145,15 @@ public final class OpenSSLHandler: ChannelDuplexHandler, RemovableChannelHandler
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .success(let connection) = self.connection else { return }
         let ciphertext = self.unwrapInboundIn(data)
+        if ciphertext.readableBytes == 0 {
+            // An empty read fired from the head of the pipeline is a handler above asking its own
+            // decoder to run over the bytes it holds (a released pipelining hold): pass it on.
+            if case .active = self.state {
+                self.deliveredSinceReadComplete = true
+                context.fireChannelRead(data)
+            }
+            return
+        }
         switch self.state {
         case .closed:
             return
@@ -213,6 +222,7 @@ public final class OpenSSLHandler: ChannelDuplexHandler, RemovableChannelHandler
         let previous = self.state
         self.state = .closed
         self.cancelHandshakeTimeout(previous)
+        if case .handshaking = previous { self.onHandshake?(.closedDuringHandshake(host: self.serverName, reason: "closed by the proxy")) }
         self.failBufferedWrites(ChannelError.ioOnClosedChannel)
         if case .active = previous, !self.outputClosed, case .success(let connection) = self.connection {
             // close_notify, then close without waiting for the peer's (which is allowed, RFC 8446 6.1).

@@ -73,7 +73,7 @@ public final class TLSServerContext: @unchecked Sendable {
     /// The identity to present for `serverName`: the first whose certificate is valid for it, or
     /// the first identity.
     func context(forServerName serverName: String) -> OpaquePointer {
-        for (index, leaf) in self.leaves.enumerated() where X509_check_host(leaf, serverName, serverName.utf8.count, 0, nil) == 1 {
+        for (index, leaf) in self.leaves.enumerated() where X509_check_host(leaf, serverName, serverName.utf8.count, CUnsignedInt(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS), nil) == 1 {
             return self.sslContexts[index]
         }
         return self.sslContexts[0]

@@ -23,7 +23,7 @@ extension ConfigOption {
     }
     .table(.listening, .live, \.tlsCerts,
         example: "/etc/httpdns-proxy/proxy.pem",
-        doc: "PEM files, each a certificate chain (leaf first, then intermediates) for `tls-listen`. With several, a client is given the one whose DNS names (subject alternative names, wildcards included) match the server name it sent (SNI); no SNI or no match gets the first, as nginx does. Read at start and again on SIGHUP and `POST /reload`: new connections get the new certificates, open ones keep theirs; a file that cannot be used stops the start (exit 64) or fails the reload (the previous certificates stay).")
+        doc: "PEM files, each a certificate chain (leaf first, then intermediates) for `tls-listen`. With several, a client is given the one whose DNS names (subject alternative names, wildcards included) match the server name it sent (SNI); no SNI or no match gets the first, as nginx does. Without `tls-listen` it is not used. Read at start and again on SIGHUP and `POST /reload`: new connections get the new certificates, open ones keep theirs; a file that cannot be used stops the start (exit 64) or fails the reload (the previous certificates stay).")
 
     public static let tlsKey = ConfigOption(
         name: "tls-key", valueName: "path",
@@ -44,5 +44,5 @@ extension ConfigOption {
     ) { $0.tlsClientCA = $1 }
     .table(.listening, .live, \.tlsClientCA,
         example: "/etc/httpdns-proxy/clients-ca.pem",
-        doc: "Mutual TLS on `tls-listen`: clients must present a certificate that chains to one of these anchors, or the handshake fails. A verified certificate stands in for Basic credentials: with `proxy-auth` its requests are not asked for `Proxy-Authorization`, and the access log's `user` is the certificate's common name. Other listeners are unaffected. Read at start and on reload, like `tls-cert`.")
+        doc: "Mutual TLS on `tls-listen`: clients must present a certificate that chains to one of these anchors (self-signed CA certificates, PEM), or the handshake fails. A verified certificate stands in for Basic credentials on the connection's HTTP requests and CONNECTs: with `proxy-auth` they are not asked for `Proxy-Authorization`, and the access log's `user` is the certificate's common name (or its first DNS name). SOCKS5 inside TLS still authenticates with username/password when `proxy-auth` is on. The identity holds for the connection's life: a reload that changes the anchors applies to new connections. Other listeners are unaffected; without `tls-listen` it is not used. Read at start and on reload, like `tls-cert`.")
 }

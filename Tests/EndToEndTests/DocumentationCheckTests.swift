@@ -67,8 +67,11 @@ struct DocumentationCheckTests {
     @Test func everyMetricIsDocumentedAndTheReverse() throws {
         let origin = try TestOrigin()
         defer { origin.stop() }
-        // With the DNS listener on: its counters are part of /metrics then.
-        let proxy = try ProxyProcess.launch(["--allow-destination", "127.0.0.0/8", "--dns-listen", "127.0.0.1:0", "--dns-upstream", "127.0.0.1:9"])
+        // With the DNS and TLS listeners on: their series are part of /metrics then.
+        let certificates = try TLSListenerTests.Certificates()
+        let proxy = try ProxyProcess.launch(
+            ["--allow-destination", "127.0.0.0/8", "--dns-listen", "127.0.0.1:0", "--dns-upstream", "127.0.0.1:9", "--tls-listen", "127.0.0.1:0"]
+                + certificates.arguments)
         defer { proxy.stop() }
         _ = try AdminSummaryTests.makeTraffic(proxy, origin: origin)
         let metrics = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/metrics", proxy: nil)

@@ -606,6 +606,7 @@ let package = Package(
                 "TLSTestSupport",
                 "HTTPDNSTestSupport",
                 "HTTPDNS",
+                "ProxyConfig",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

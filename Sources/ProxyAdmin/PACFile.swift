@@ -12,7 +12,7 @@ import ProxyConfig
 enum PACFile {
     static let contentType = "application/x-ns-proxy-autoconfig"
 
-    static func render(proxy: HostPort, bypass: [PACBypassRule]) -> String {
+    static func render(proxy: HostPort, bypass: [DestinationPattern]) -> String {
         var everything = false
         var domains: [String] = []
         var ipv4Blocks: [String] = []

@@ -6,12 +6,12 @@ import ProxyConfig
 package struct PACSettings: Sendable {
     package var configured: HostPort?
     package var listen: HostPort
-    package var bypass: [PACBypassRule]
+    package var bypass: [DestinationPattern]
     /// The proxy's bound address, once it listens (a configured port 0 becomes the real port).
     package var boundAddress: @Sendable () -> SocketAddress?
 
     package init(
-        configured: HostPort?, listen: HostPort, bypass: [PACBypassRule],
+        configured: HostPort?, listen: HostPort, bypass: [DestinationPattern],
         boundAddress: @escaping @Sendable () -> SocketAddress? = { nil }
     ) {
         self.configured = configured

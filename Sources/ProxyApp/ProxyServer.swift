@@ -111,7 +111,8 @@ package final class ProxyServer: Service, Sendable {
             ownListeners: ownListeners,
             metrics: metrics,
             outboundMark: configuration.outboundMark,
-            ownConnections: configuration.transparentListen == nil ? nil : OwnConnections()
+            ownConnections: configuration.transparentListen == nil ? nil : OwnConnections(),
+            routes: configuration.routes
         )
         self.connector = connector
         self.env = ProxyEnvironment(

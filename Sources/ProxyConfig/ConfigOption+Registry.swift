@@ -13,7 +13,7 @@ extension ConfigOption {
         staticList, staticRefresh, resolverTimeout, resolverCAFile, ipFamily, systemFallback, systemDNSDomain, hostsFile,
         minTTL, maxTTL, negativeTTL, maxStale, cacheSize, cacheImmutable, cacheFile,
         keepaliveDomains, preload,
-        connectPorts, allowDestination,
+        connectPorts, allowDestination, route,
         allowClient, proxyAuth, proxyAuthRealm, maxConnections, maxConnectionsPerClient,
         caFile, tlsUpgrade, spkiPins,
         logLevel, logFormat, accessLog, accessLogFormat, accessLogReferer, requestIDHeader, metrics, networkMonitor,
@@ -92,9 +92,9 @@ extension ConfigOption {
         defaultText: "none", expectation: "expected domains, CIDR blocks, IP addresses or * like corp.example.com,10.0.0.0/8",
         isList: true, isRepeatable: true
     ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
-        var rules: [PACBypassRule] = []
+        var rules: [DestinationPattern] = []
         for item in items {
-            let rule = try PACBypassRule(parsing: item)
+            let rule = try DestinationPattern(parsing: item)
             if !rules.contains(rule) { rules.append(rule) }
         }
         config.pacBypass = rules

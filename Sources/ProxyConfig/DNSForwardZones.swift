@@ -50,7 +50,7 @@ public struct DNSForwardZones: Sendable, Hashable, CustomStringConvertible {
         var lowered = name.lowercased()
         if lowered.hasSuffix(".") { lowered.removeLast() }
         var best: String?
-        for zone in upstreams.keys where lowered == zone || lowered.hasSuffix("." + zone) {
+        for zone in upstreams.keys where DestinationPattern.domain(zone).matches(host: lowered) {
             if zone.count > (best?.count ?? -1) { best = zone }
         }
         return best

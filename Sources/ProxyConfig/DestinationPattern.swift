@@ -1,5 +1,5 @@
-/// A `pac-bypass` entry: destinations the PAC file (`/proxy.pac`) sends `DIRECT` instead of through
-/// the proxy. NO_PROXY syntax, with curl's (and Python's) meaning:
+/// Destinations in NO_PROXY syntax: a `pac-bypass` entry (what the PAC file sends `DIRECT`) and
+/// the pattern of a `route` rule match alike. curl's (and Python's) meaning:
 ///
 /// - `example.org`, `.example.org` or `*.example.org`: that domain and every subdomain at any depth
 ///   (`www.example.org`, `a.b.example.org`), any case, trailing dot ignored; not `notexample.org`.
@@ -8,7 +8,7 @@
 ///   in that block. A name is never resolved to test it against a block (that would send DNS
 ///   questions to the local resolver).
 /// - `*`: everything.
-public enum PACBypassRule: Sendable, Hashable {
+public enum DestinationPattern: Sendable, Hashable {
     /// `*`: every destination.
     case everything
     /// A domain and all its subdomains; lowercased, without the leading "." or "*.".
@@ -41,7 +41,29 @@ public enum PACBypassRule: Sendable, Hashable {
     }
 }
 
-extension PACBypassRule: CustomStringConvertible {
+extension DestinationPattern {
+    /// Whether `host` (a name or IP literal as a client asked for it: any case, maybe a trailing
+    /// dot or IPv6 brackets) is one of these destinations. Names match domains only, IP literals
+    /// blocks only: a name is never resolved to test it.
+    public func matches(host: String) -> Bool {
+        switch self {
+        case .everything:
+            return true
+        case .block(let block):
+            var text = host
+            if text.hasPrefix("["), text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
+            guard let address = IPAddress(text) else { return false }
+            return block.contains(address.unmappedIPv4 ?? address) || block.contains(address)
+        case .domain(let domain):
+            var name = host.lowercased()
+            if name.hasSuffix(".") { name.removeLast() }
+            guard name.utf8.count >= domain.utf8.count, name.hasSuffix(domain) else { return false }
+            return name.utf8.count == domain.utf8.count || name.utf8.dropLast(domain.utf8.count).last == UInt8(ascii: ".")
+        }
+    }
+}
+
+extension DestinationPattern: CustomStringConvertible {
     /// The canonical text: "*", "example.org", "10.0.0.0/8".
     public var description: String {
         switch self {

@@ -23,7 +23,7 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// listens on a wildcard address (0.0.0.0, ::). Default nil.
     public var pacProxy: HostPort?
     /// Destinations the PAC file sends `DIRECT`, besides plain host names and loopback. Default [].
-    public var pacBypass: [PACBypassRule] = .placeholder
+    public var pacBypass: [DestinationPattern] = .placeholder
     /// The DNS source. Default `.json` (Alibaba Public DNS), with system DNS as fallback.
     public var provider: ProviderKind = .placeholder
     /// The resolver service: for `alibaba` the service root (paths are appended), for
@@ -95,6 +95,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var connectPorts: [Int] = .placeholder
     /// Blocks exempt from the SSRF guard's denied ranges. Default [].
     public var allowDestinations: [CIDR] = .placeholder
+    /// Ordered routing rules (`route`); the first match decides, none: direct. Default none.
+    public var routes: [RouteRule] = .placeholder
     /// Clients allowed to connect; any other gets 403 before its request is read. Default
     /// `ClientACL.defaultBlocks` (loopback, RFC 1918, CGNAT, link-local, ULA).
     public var allowClients: [CIDR] = .placeholder

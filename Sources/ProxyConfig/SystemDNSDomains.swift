@@ -32,7 +32,8 @@ public struct SystemDNSDomains: Sendable, Hashable, CustomStringConvertible {
         if name.hasSuffix(".") { name.removeLast() }
         guard !name.contains(":"), IPAddress(name) == nil else { return false }
         if !name.contains(".") { return true }
-        return suffixes.contains { suffix in name == suffix || name.hasSuffix("." + suffix) }
+        // The matcher `route` and `pac-bypass` use: the suffix itself and every name under it.
+        return suffixes.contains { DestinationPattern.domain($0).matches(host: name) }
     }
 
     public var description: String { "[" + suffixes.joined(separator: ", ") + "]" }

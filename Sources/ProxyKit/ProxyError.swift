@@ -18,6 +18,7 @@ package struct ProxyError: Error, Sendable, CustomStringConvertible {
             case notImplemented = "not_implemented"
             case connectPortDenied = "connect_port_denied"
             case destinationDenied = "destination_denied"
+            case routeDenied = "route_denied"
             case loopDetected = "loop_detected"
             case resolveFailed = "resolve_failed"
             case connectFailed = "connect_failed"
@@ -48,6 +49,8 @@ package struct ProxyError: Error, Sendable, CustomStringConvertible {
         package static let notImplemented = Kind(.notImplemented)
         package static let connectPortDenied = Kind(.connectPortDenied)
         package static let destinationDenied = Kind(.destinationDenied)
+        /// A `route` rule denies the destination.
+        package static let routeDenied = Kind(.routeDenied)
         package static let loopDetected = Kind(.loopDetected)
         package static let resolveFailed = Kind(.resolveFailed)
         package static let connectFailed = Kind(.connectFailed)
@@ -107,7 +110,7 @@ package struct ProxyError: Error, Sendable, CustomStringConvertible {
         case .uriTooLong: return .uriTooLong
         case .unsupportedScheme, .notImplemented: return .notImplemented
         case .methodNotAllowed: return .methodNotAllowed
-        case .connectPortDenied, .destinationDenied, .clientNotAllowed: return .forbidden
+        case .connectPortDenied, .destinationDenied, .routeDenied, .clientNotAllowed: return .forbidden
         case .proxyAuthRequired: return .proxyAuthenticationRequired
         case .loopDetected: return .loopDetected
         case .resolveFailed, .connectFailed, .upstreamClosed, .invalidResponse, .tlsCertificateInvalid, .tlsHandshakeFailed:
@@ -126,6 +129,10 @@ extension ProxyError {
             .originFormRequest,
             "this is a forward proxy: send the absolute URI (e.g. GET http://host/path), not '\(sanitized(uri))'"
         )
+    }
+    /// `host` matched `rule`, the `position`-th `route` rule, whose action is deny.
+    package static func routeDenied(_ host: String, rule: RouteRule, position: Int) -> ProxyError {
+        .init(.routeDenied, "connections to \(sanitized(host)) are denied by route rule \(position) (\(rule); see --route)")
     }
     package static func connectPortDenied(_ port: Int, allowed: [Int]) -> ProxyError {
         .init(

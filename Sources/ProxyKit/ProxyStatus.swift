@@ -37,7 +37,7 @@ package enum ProxyStatus {
         case .malformedRequest, .headersTooLarge, .uriTooLong, .originFormRequest, .unsupportedScheme,
              .methodNotAllowed, .notImplemented:
             return .httpRequestError
-        case .connectPortDenied, .clientNotAllowed, .proxyAuthRequired, .tooManyConnections:
+        case .connectPortDenied, .routeDenied, .clientNotAllowed, .proxyAuthRequired, .tooManyConnections:
             return .httpRequestDenied
         case .destinationDenied: return .destinationIPProhibited
         case .loopDetected: return .proxyLoopDetected

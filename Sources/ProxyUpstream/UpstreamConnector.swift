@@ -36,11 +36,14 @@ package final class UpstreamConnector: Sendable {
         var connectTimeout: TimeAmount
         /// Shared by every TLS connection (trust, ALPN, session cache); nil: TLS origination is off.
         var tlsContext: TLSClientContext?
+        /// `route`: checked against the host asked for before anything is resolved or dialed.
+        var routes: [RouteRule]
 
-        package init(policy: DestinationPolicy, connectTimeout: TimeAmount, tlsContext: TLSClientContext?) {
+        package init(policy: DestinationPolicy, connectTimeout: TimeAmount, tlsContext: TLSClientContext?, routes: [RouteRule] = []) {
             self.policy = policy
             self.connectTimeout = connectTimeout
             self.tlsContext = tlsContext
+            self.routes = routes
         }
     }
 
@@ -70,15 +73,23 @@ package final class UpstreamConnector: Sendable {
         ownListeners: OwnListeners = OwnListeners(),
         metrics: ProxyMetrics? = nil,
         outboundMark: UInt32? = nil,
-        ownConnections: OwnConnections? = OwnConnections()
+        ownConnections: OwnConnections? = OwnConnections(),
+        routes: [RouteRule] = []
     ) {
         self.ownConnections = ownConnections
         self.outboundMark = outboundMark
         self.ownListeners = ownListeners
         self.metrics = metrics
         self.resolver = resolver
-        self.reloadable = NIOLockedValueBox(Reloadable(policy: policy, connectTimeout: connectTimeout, tlsContext: tlsContext))
+        self.reloadable = NIOLockedValueBox(Reloadable(policy: policy, connectTimeout: connectTimeout, tlsContext: tlsContext, routes: routes))
         self.health = health
+    }
+
+    /// The refusal of a `route` rule that denies `host`, or nil (no rule, or a `direct` one).
+    package func routeDenial(host: String) -> ProxyError? {
+        let routes = reloadable.withLockedValue { $0.routes }
+        guard let (rule, position) = routes.firstMatch(host: host), rule.action == .deny else { return nil }
+        return .routeDenied(host, rule: rule, position: position)
     }
 
     /// A reload: connects from now on use these; connections made stay as they are.
@@ -98,6 +109,9 @@ package final class UpstreamConnector: Sendable {
         channelInitializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>
     ) -> EventLoopFuture<ConnectedUpstream> {
         let started = NIODeadline.now()
+        if let denial = routeDenial(host: host) {
+            return eventLoop.makeFailedFuture(denial)
+        }
         if tls != nil && tlsContext == nil {
             return eventLoop.makeFailedFuture(ProxyError(.tlsHandshakeFailed, "TLS origination to \(host) is not configured in this proxy"))
         }

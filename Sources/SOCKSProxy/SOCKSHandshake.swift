@@ -186,7 +186,7 @@ package struct SOCKSHandshake: Sendable {
     /// that timed out "TTL expired"; anything else "general failure".
     package static func code(for kind: ProxyError.Kind) -> SOCKSReplyCode {
         switch kind {
-        case .destinationDenied, .connectPortDenied, .loopDetected, .clientNotAllowed: .notAllowed
+        case .destinationDenied, .routeDenied, .connectPortDenied, .loopDetected, .clientNotAllowed: .notAllowed
         case .resolveFailed: .hostUnreachable
         case .connectFailed: .connectionRefused
         case .connectTimeout: .ttlExpired

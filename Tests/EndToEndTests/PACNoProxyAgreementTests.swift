@@ -1,8 +1,10 @@
 import Foundation
+import ProxyConfig
 import Testing
 
 /// `--pac-bypass` claims NO_PROXY syntax: the PAC file the binary serves, evaluated by pacparser,
-/// must send DIRECT exactly what curl itself sends direct with `NO_PROXY` set to the same list.
+/// must send DIRECT exactly what curl itself sends direct with `NO_PROXY` set to the same list; and
+/// the proxy's own matcher (`DestinationPattern.matches`, which `--route` rules use) must agree.
 ///
 /// curl's side is observed, not assumed: it runs with `http_proxy` pointing at a loopback stand-in
 /// proxy and `--connect-to ::127.0.0.1:PORT`, so a direct request lands on a loopback stand-in
@@ -79,6 +81,9 @@ struct PACNoProxyAgreementTests {
                 let curl = try Self.curlDecision(item.url, noProxy: form.noProxy, proxy: standInProxy, origin: standInOrigin)
                 let pacDecision = answer == "DIRECT" ? "DIRECT" : (answer.hasPrefix("PROXY ") ? "PROXY" : answer)
                 #expect(pacDecision == curl, "--pac-bypass \(form.bypass): \(item.url) is \(answer) in the PAC file, \(curl) for curl (NO_PROXY=\(form.noProxy))")
+                let patterns = try form.bypass.split(separator: ",").map { try DestinationPattern(parsing: String($0)) }
+                let matcher = patterns.contains { $0.matches(host: item.host) } ? "DIRECT" : "PROXY"
+                #expect(matcher == curl, "\(form.bypass): \(item.host) is \(matcher) for the route matcher, \(curl) for curl")
                 if curl == "DIRECT" { direct += 1 } else { proxied += 1 }
                 table.append("  \(form.bypass.padding(toLength: 24, withPad: " ", startingAt: 0)) \(item.host.padding(toLength: 24, withPad: " ", startingAt: 0)) pac=\(pacDecision) curl=\(curl)")
             }

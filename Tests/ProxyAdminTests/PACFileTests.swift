@@ -13,7 +13,7 @@ import Testing
     }
 
     @Test func rendersProxyAndBypassLists() throws {
-        let rules = try ["intranet.example.com", "*.corp.example.com", ".lab.example.org", "10.0.0.0/8", "fd00::/8"].map { try PACBypassRule(parsing: $0) }
+        let rules = try ["intranet.example.com", "*.corp.example.com", ".lab.example.org", "10.0.0.0/8", "fd00::/8"].map { try DestinationPattern(parsing: $0) }
         let pac = PACFile.render(proxy: HostPort(host: "proxy.example.com", port: 3128), bypass: rules)
         #expect(pac.contains("var PROXY = \"PROXY proxy.example.com:3128\";"))
         #expect(pac.contains("var BYPASS_ALL = false;"))
@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func anAsteriskBypassesEverything() throws {
-        let pac = PACFile.render(proxy: HostPort(host: "proxy.example.com", port: 3128), bypass: [try PACBypassRule(parsing: "*")])
+        let pac = PACFile.render(proxy: HostPort(host: "proxy.example.com", port: 3128), bypass: [try DestinationPattern(parsing: "*")])
         #expect(pac.contains("var BYPASS_ALL = true;"))
         #expect(pac.contains("var BYPASS_DOMAINS = [];"))
     }

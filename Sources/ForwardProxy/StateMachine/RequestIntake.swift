@@ -113,6 +113,11 @@ enum RequestIntake {
             if settings.recordsEnabled && settings.logsPaths {
                 record.path = String(target.pathAndQuery.utf8.prefix { $0 != UInt8(ascii: "?") }) ?? target.pathAndQuery
             }
+            // Before the pool as well as the dial: a kept-alive upstream to a host a reload denied
+            // is not used.
+            if let (rule, position) = settings.configuration.routes.firstMatch(host: target.host), rule.action == .deny {
+                throw ProxyError.routeDenied(target.host, rule: rule, position: position)
+            }
             if head.passedThrough(pseudonym: settings.via.pseudonym) {
                 throw ProxyError.loop(head.fields.listValues("via").joined(separator: ", "))
             }

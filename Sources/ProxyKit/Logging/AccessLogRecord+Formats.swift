@@ -117,7 +117,7 @@ extension AccessLogRecord {
     /// that never became a request, TCP_MISS for everything forwarded (this proxy caches no content).
     var squidResultCode: String {
         switch errorReason {
-        case "client_not_allowed", "destination_denied", "connect_port_denied", "proxy_auth_required", "too_many_connections":
+        case "client_not_allowed", "destination_denied", "route_denied", "connect_port_denied", "proxy_auth_required", "too_many_connections":
             return "TCP_DENIED"
         default:
             if method == "-" { return "NONE_NONE" }

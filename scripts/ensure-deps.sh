@@ -52,6 +52,8 @@ if [ "$mode" = "--with-test-tools" ]; then
   # Every shell script under bench/ and scripts/ is checked with shellcheck.
   command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+  # squid is the parent proxy of the parent-proxy tests (and a reference in the benchmarks).
+  command -v squid >/dev/null 2>&1 || [ -x /usr/sbin/squid ] || missing+=(squid)
   # git clones over ALL_PROXY=socks5h:// in scripts/socks-netns-test.sh.
   command -v git >/dev/null 2>&1 || missing+=(git)
   # The DNS listener's tests query it with dig (dnsutils) and dnspython; its benchmark loads it with

@@ -18,9 +18,17 @@ struct UpstreamRoute: Hashable, Sendable {
     var port: Int
     /// Present when the connection to the origin is TLS.
     var tls: UpstreamTLS?
+    /// The parent proxy it goes through (`host:port`), nil: direct.
+    var parent: String? = nil
 
     /// The route for `target` under `configuration`.
     static func forRequest(_ target: RequestTarget, configuration: ProxyConfiguration) -> UpstreamRoute {
+        var route = direct(target, configuration: configuration)
+        route.parent = configuration.parentProxy(forHost: target.host)?.endpoint
+        return route
+    }
+
+    private static func direct(_ target: RequestTarget, configuration: ProxyConfiguration) -> UpstreamRoute {
         switch target.scheme {
         case .https:
             return UpstreamRoute(
@@ -40,7 +48,7 @@ struct UpstreamRoute: Hashable, Sendable {
         }
     }
 
-    /// Connections on the same key are interchangeable: same host, dialed port and transport (the
-    /// TLS identity and pins follow from the host).
-    var poolKey: PoolKey { PoolKey(host: host, port: port, tls: tls != nil) }
+    /// Connections on the same key are interchangeable: same host, dialed port, transport and
+    /// parent (the TLS identity and pins follow from the host).
+    var poolKey: PoolKey { PoolKey(host: host, port: port, tls: tls != nil, parent: parent) }
 }

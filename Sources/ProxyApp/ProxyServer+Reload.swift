@@ -28,7 +28,7 @@ extension ProxyServer {
             throw .proxyAuth(error.description)
         }
         if authenticator != nil { authThreads.start() }
-        connector.update(.init(policy: new.destinationPolicy, connectTimeout: new.connectTimeout, tlsContext: tlsContext, routes: new.routes))
+        connector.update(.init(policy: new.destinationPolicy, connectTimeout: new.connectTimeout, tlsContext: tlsContext, routes: new.routes, parent: Self.parentSettings(new)))
         admission.update(
             allowedBlocks: new.allowClients,
             maxConnections: new.effectiveMaxConnections(openFileLimit: openFileLimit),

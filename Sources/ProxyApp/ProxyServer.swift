@@ -112,7 +112,8 @@ package final class ProxyServer: Service, Sendable {
             metrics: metrics,
             outboundMark: configuration.outboundMark,
             ownConnections: configuration.transparentListen == nil ? nil : OwnConnections(),
-            routes: configuration.routes
+            routes: configuration.routes,
+            parent: Self.parentSettings(configuration)
         )
         self.connector = connector
         self.env = ProxyEnvironment(
@@ -164,6 +165,11 @@ package final class ProxyServer: Service, Sendable {
         tls.alpn = ["http/1.1"]
         tls.handshakeTimeout = configuration.connectTimeout.duration
         return try TLSClientContext(configuration: tls)
+    }
+
+    /// `parent-proxy` with `parent-resolve` and `parent-down`; nil without a parent.
+    static func parentSettings(_ configuration: ProxyConfiguration) -> UpstreamConnector.ParentSettings? {
+        configuration.parentProxy.map { .init(proxy: $0, resolve: configuration.parentResolve, down: configuration.parentDown) }
     }
 
     /// True once shutdown began (the admin health check reports it).

@@ -49,3 +49,5 @@ extension LogLevel: OptionPlaceholder {}
 extension LogFormat: OptionPlaceholder {}
 extension AccessLogFormat: OptionPlaceholder {}
 extension TransparentFallback: OptionPlaceholder {}
+extension ParentResolve: OptionPlaceholder {}
+extension ParentDown: OptionPlaceholder {}

@@ -192,6 +192,10 @@ extension ConfigurationLoader {
                 + "\(providerText) has its own credentials")
         }
 
+        if config.parentProxy == nil, let rule = config.routes.first(where: { $0.action == .parent }) {
+            throw .conflict(reason: "--route \(rule) (from \(origin(ConfigOption.route.name))) sends connections to the parent proxy, "
+                + "but none is set: set --parent-proxy http://host:port")
+        }
         if config.tlsListen != nil, config.tlsCerts.isEmpty {
             throw .conflict(reason: "--tls-listen (from \(origin(ConfigOption.tlsListen.name))) needs a certificate: set --tls-cert (and --tls-key)")
         }

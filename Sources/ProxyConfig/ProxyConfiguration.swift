@@ -95,8 +95,14 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var connectPorts: [Int] = .placeholder
     /// Blocks exempt from the SSRF guard's denied ranges. Default [].
     public var allowDestinations: [CIDR] = .placeholder
-    /// Ordered routing rules (`route`); the first match decides, none: direct. Default none.
+    /// Ordered routing rules (`route`); the first match decides, none: the parent when set, else direct. Default none.
     public var routes: [RouteRule] = .placeholder
+    /// The upstream HTTP proxy (`parent-proxy`); nil: none. Default nil.
+    public var parentProxy: ParentProxy?
+    /// Who resolves for the parent (`parent-resolve`). Default local.
+    public var parentResolve: ParentResolve = .placeholder
+    /// What happens when the parent is unreachable (`parent-down`). Default fail.
+    public var parentDown: ParentDown = .placeholder
     /// Clients allowed to connect; any other gets 403 before its request is read. Default
     /// `ClientACL.defaultBlocks` (loopback, RFC 1918, CGNAT, link-local, ULA).
     public var allowClients: [CIDR] = .placeholder

@@ -1,12 +1,15 @@
 /// A `route` rule: destinations (NO_PROXY syntax, `DestinationPattern`) and what the proxy does
 /// with a connection to one of them. Rules are tried in order; the first whose pattern matches
-/// decides; a destination no rule matches is dialed directly.
+/// decides; a destination no rule matches goes through the parent proxy when one is set, else
+/// directly.
 public struct RouteRule: Sendable, Hashable, CustomStringConvertible {
     public enum Action: String, Sendable, Hashable, CaseIterable {
         /// Dialed as usual: HTTPDNS, the destination policy, connect-by-IP.
         case direct
         /// Refused before anything is resolved or dialed: HTTP 403, SOCKS "not allowed".
         case deny
+        /// Through `parent-proxy`.
+        case parent
     }
 
     public var pattern: DestinationPattern
@@ -38,11 +41,21 @@ public struct RouteRule: Sendable, Hashable, CustomStringConvertible {
 
 extension Array where Element == RouteRule {
     /// The first rule matching `host` (a name or IP literal as asked for), and its position
-    /// (1-based, for messages); nil when none matches (direct).
+    /// (1-based, for messages); nil when none matches.
     public func firstMatch(host: String) -> (rule: RouteRule, position: Int)? {
         for (index, rule) in enumerated() where rule.pattern.matches(host: host) {
             return (rule, index + 1)
         }
         return nil
+    }
+}
+
+extension ProxyConfiguration {
+    /// The parent proxy a connection to `host` goes through (`route`, `parent-proxy`), or nil
+    /// (direct, or denied).
+    public func parentProxy(forHost host: String) -> ParentProxy? {
+        guard let parentProxy else { return nil }
+        guard let (rule, _) = routes.firstMatch(host: host) else { return parentProxy }
+        return rule.action == .parent ? parentProxy : nil
     }
 }

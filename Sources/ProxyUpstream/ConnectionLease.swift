@@ -21,12 +21,13 @@ package struct ConnectionLease: Equatable, Sendable {
 
     /// The lease of a connection dialed at `now` from an answer current for `lifetime` more: an
     /// HTTPDNS answer's remaining TTL (unknown: checked on the first reuse); system DNS's fixed
-    /// lifetime; a literal address never changes; a hosts-file record is checked on the first reuse.
+    /// lifetime (also for a name the parent proxy resolved); a literal address never changes; a
+    /// hosts-file record is checked on the first reuse.
     package init(source: ResolutionSource, dialedAt now: NIODeadline, lifetime: TimeAmount? = nil) {
         self.source = source
         switch source {
         case .literal: until = .distantFuture
-        case .system, .fallback: until = now + Self.systemAnswerLifetime
+        case .system, .fallback, .parent: until = now + Self.systemAnswerLifetime
         case .httpdns, .cache, .stale, .local: until = now + max(.zero, lifetime ?? .zero)
         }
     }
@@ -58,6 +59,7 @@ extension ConnectionLease {
         switch source {
         case .literal: .renew(until: .distantFuture)
         case .system, .fallback: .retire(reason: "system DNS answer older than \(systemAnswerLifetime.nanoseconds / 1_000_000_000) s")
+        case .parent: .retire(reason: "the parent proxy's answer, older than \(systemAnswerLifetime.nanoseconds / 1_000_000_000) s")
         case .httpdns, .cache, .stale, .local: .retire(reason: "answer lifetime over (\(source.rawValue))")
         }
     }

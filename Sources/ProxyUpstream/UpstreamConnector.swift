@@ -38,12 +38,31 @@ package final class UpstreamConnector: Sendable {
         var tlsContext: TLSClientContext?
         /// `route`: checked against the host asked for before anything is resolved or dialed.
         var routes: [RouteRule]
+        /// `parent-proxy` and how it is used; nil: every connection is direct.
+        var parent: ParentSettings?
 
-        package init(policy: DestinationPolicy, connectTimeout: TimeAmount, tlsContext: TLSClientContext?, routes: [RouteRule] = []) {
+        package init(
+            policy: DestinationPolicy, connectTimeout: TimeAmount, tlsContext: TLSClientContext?, routes: [RouteRule] = [],
+            parent: ParentSettings? = nil
+        ) {
             self.policy = policy
             self.connectTimeout = connectTimeout
             self.tlsContext = tlsContext
             self.routes = routes
+            self.parent = parent
+        }
+    }
+
+    /// The parent proxy with `parent-resolve` and `parent-down`.
+    package struct ParentSettings: Sendable {
+        var proxy: ParentProxy
+        var resolve: ParentResolve
+        var down: ParentDown
+
+        package init(proxy: ParentProxy, resolve: ParentResolve, down: ParentDown) {
+            self.proxy = proxy
+            self.resolve = resolve
+            self.down = down
         }
     }
 
@@ -74,22 +93,41 @@ package final class UpstreamConnector: Sendable {
         metrics: ProxyMetrics? = nil,
         outboundMark: UInt32? = nil,
         ownConnections: OwnConnections? = OwnConnections(),
-        routes: [RouteRule] = []
+        routes: [RouteRule] = [],
+        parent: ParentSettings? = nil
     ) {
         self.ownConnections = ownConnections
         self.outboundMark = outboundMark
         self.ownListeners = ownListeners
         self.metrics = metrics
         self.resolver = resolver
-        self.reloadable = NIOLockedValueBox(Reloadable(policy: policy, connectTimeout: connectTimeout, tlsContext: tlsContext, routes: routes))
+        self.reloadable = NIOLockedValueBox(Reloadable(policy: policy, connectTimeout: connectTimeout, tlsContext: tlsContext, routes: routes, parent: parent))
         self.health = health
     }
 
-    /// The refusal of a `route` rule that denies `host`, or nil (no rule, or a `direct` one).
+    /// Where a connection to `host` goes.
+    enum Route {
+        case deny(ProxyError)
+        case direct
+        case parent(ParentSettings)
+    }
+
+    /// The first `route` rule matching `host` decides; none: the parent when one is set, else direct.
+    func route(host: String) -> Route {
+        let (routes, parent) = reloadable.withLockedValue { ($0.routes, $0.parent) }
+        guard let (rule, position) = routes.firstMatch(host: host) else { return parent.map { .parent($0) } ?? .direct }
+        switch rule.action {
+        case .deny: return .deny(.routeDenied(host, rule: rule, position: position))
+        case .direct: return .direct
+        // The loader refuses a parent rule without a parent.
+        case .parent: return parent.map { .parent($0) } ?? .direct
+        }
+    }
+
+    /// The refusal of a `route` rule that denies `host`, or nil.
     package func routeDenial(host: String) -> ProxyError? {
-        let routes = reloadable.withLockedValue { $0.routes }
-        guard let (rule, position) = routes.firstMatch(host: host), rule.action == .deny else { return nil }
-        return .routeDenied(host, rule: rule, position: position)
+        if case .deny(let denial) = route(host: host) { return denial }
+        return nil
     }
 
     /// A reload: connects from now on use these; connections made stay as they are.
@@ -108,9 +146,32 @@ package final class UpstreamConnector: Sendable {
         on eventLoop: any EventLoop,
         channelInitializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>
     ) -> EventLoopFuture<ConnectedUpstream> {
+        connect(host: host, port: port, tls: tls, avoiding: avoiding, on: eventLoop, direct: false, channelInitializer: channelInitializer)
+    }
+
+    /// `direct`: dial directly whatever the route says (the parent was unreachable, `parent-down direct`).
+    func connect(
+        host: String,
+        port: Int,
+        tls: UpstreamTLS?,
+        avoiding: Set<String>,
+        on eventLoop: any EventLoop,
+        direct: Bool,
+        channelInitializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>
+    ) -> EventLoopFuture<ConnectedUpstream> {
         let started = NIODeadline.now()
-        if let denial = routeDenial(host: host) {
-            return eventLoop.makeFailedFuture(denial)
+        let parent: ParentSettings?
+        switch route(host: host) {
+        case .deny(let denial): return eventLoop.makeFailedFuture(denial)
+        case .direct: parent = nil
+        case .parent(let settings): parent = direct ? nil : settings
+        }
+        if let parent, parent.resolve == .parent {
+            // The parent resolves: nothing for HTTPDNS or the destination policy to see.
+            let plan = ConnectPlan(
+                host: host, port: port, tls: tls, allowed: [], source: .parent, lifetime: nil, resolveTime: .zero, resolvedAt: started,
+                eventLoop: eventLoop, channelInitializer: channelInitializer)
+            return dialViaParent(plan, parent: parent, targets: [.name(host)], refusals: [], avoiding: avoiding)
         }
         if tls != nil && tlsContext == nil {
             return eventLoop.makeFailedFuture(ProxyError(.tlsHandshakeFailed, "TLS origination to \(host) is not configured in this proxy"))
@@ -147,6 +208,9 @@ package final class UpstreamConnector: Sendable {
                 channelInitializer: channelInitializer
             )
             let ordered = self.order(allowed, avoiding: avoiding)
+            if let parent {
+                return self.dialViaParent(plan, parent: parent, targets: ordered.map { .address($0) }, refusals: [], avoiding: avoiding)
+            }
             return self.dial(plan, remaining: ordered, earlierFailures: []).flatMapError { error in
                 self.fallBack(after: error, resolution: resolution, plan: plan)
             }
@@ -232,7 +296,7 @@ package final class UpstreamConnector: Sendable {
     }
 
     /// What one `connect` call needs across its rounds.
-    private struct ConnectPlan: Sendable {
+    struct ConnectPlan: Sendable {
         let host: String
         let port: Int
         let tls: UpstreamTLS?
@@ -247,7 +311,7 @@ package final class UpstreamConnector: Sendable {
 
     /// One round: Happy Eyeballs over `remaining` in that order, then (TLS) the handshake on the
     /// winner. A failed handshake removes that address and starts another round over the rest.
-    private func dial(_ plan: ConnectPlan, remaining: [SocketAddress], earlierFailures: [AddressFailure]) -> EventLoopFuture<ConnectedUpstream> {
+    func dial(_ plan: ConnectPlan, remaining: [SocketAddress], earlierFailures: [AddressFailure]) -> EventLoopFuture<ConnectedUpstream> {
         let eventLoop = plan.eventLoop
         let tlsContext = self.tlsContext
         let connectTimeout = self.connectTimeout

@@ -16,11 +16,15 @@ package struct PoolKey: Hashable {
     package var host: String
     package var port: Int
     package var tls: Bool
+    /// The parent proxy the connection goes through (`host:port`); nil: direct. A connection made
+    /// one way is never reused for the other after a reload changed the route.
+    package var parent: String?
 
-    package init(host: String, port: Int, tls: Bool) {
+    package init(host: String, port: Int, tls: Bool, parent: String? = nil) {
         self.host = host
         self.port = port
         self.tls = tls
+        self.parent = parent
     }
 }
 

@@ -16,6 +16,8 @@ package enum ResolutionSource: String, Sendable {
     case fallback = "system_fallback"
     /// The hosts file (`--hosts-file`), asked before any resolver.
     case local
+    /// The parent proxy was asked for the name (`parent-resolve parent`).
+    case parent
 }
 
 package struct Resolution: Sendable {

@@ -64,6 +64,8 @@ struct ConfigCheckAgreementTests {
             Case(description: "a missing --tls-client-ca",
                  arguments: tlsListen + ["--tls-cert", certificate, "--tls-key", key, "--tls-client-ca", "\(missing).pem"],
                  valid: false, reason: "cannot read client CA file"),
+            Case(description: "a parent proxy and routes", arguments: ["--parent-proxy", "http://127.0.0.1:9", "--route", "a.test=direct"], valid: true),
+            Case(description: "a route to the parent without one", arguments: ["--route", "a.test=parent"], valid: false, reason: "but none is set"),
             Case(description: "access log in a missing directory", arguments: ["--access-log", "\(missing)/access.log"],
                  valid: false, reason: "access log"),
             Case(description: "--listen and --doh-listen on one port", arguments: ["--listen", "127.0.0.1:\(port)", "--doh-listen", "127.0.0.1:\(port)"],

@@ -19,7 +19,7 @@ import Testing
         for name in names {
             #expect(name.allSatisfy { $0.isLowercase || $0 == "-" }, "\(name)")
         }
-        #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["resolver-token", "secret", "aes-key", "doh-access-key-secret", "tencent-token", "tencent-key", "proxy-auth", "doh-token"])
+        #expect(ConfigOption.all.filter(\.isSecret).map(\.name) == ["resolver-token", "secret", "aes-key", "doh-access-key-secret", "tencent-token", "tencent-key", "parent-proxy", "proxy-auth", "doh-token"])
         #expect(ConfigOption.all.filter(\.isRepeatable).map(\.name) == ["tls-cert", "tls-key", "resolver-ip", "system-dns-domain", "tls-upgrade", "allow-destination", "route", "allow-client", "proxy-auth", "pac-bypass", "dns-forward-zone", "dns-upstream", "fallback-resolver-ip"])
         #expect(Set(ConfigOption.all.filter(\.isList).map(\.name))
             == ["pac-bypass", "tls-cert", "tls-key", "resolver-ip", "keepalive-domains", "preload", "allow-destination", "route", "connect-ports", "tls-upgrade", "allow-client", "proxy-auth", "probe-domains", "system-dns-domain", "dns-forward-zone", "dns-upstream", "fallback-resolver-ip"])

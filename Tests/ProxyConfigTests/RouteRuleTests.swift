@@ -55,3 +55,28 @@ struct RouteRuleTests {
         #expect(rules.firstMatch(host: "example.org") == nil)
     }
 }
+
+@Suite("parent proxy URL")
+struct ParentProxyURLTests {
+    @Test func parsesHostPortAndPercentEncodedCredentials() throws {
+        let parent = try ParentProxy(parsing: "http://alice:s%40cret%3Ax@proxy.corp.example:3128/")
+        #expect(parent == ParentProxy(host: "proxy.corp.example", port: 3128, credentials: "alice:s@cret:x"))
+        #expect(parent.description == "http://alice:***@proxy.corp.example:3128", "the password never shows")
+        let v6 = try ParentProxy(parsing: "HTTP://[fd00::3]:8080")
+        #expect(v6.endpoint == "[fd00::3]:8080" && v6.credentials == nil)
+        for bad in ["proxy.corp.example:3128", "https://proxy:3128", "http://proxy", "http://proxy:3128/path", "http://:pw@proxy:3128", "http://alice@proxy:3128"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { _ = try ParentProxy(parsing: bad) }
+        }
+    }
+
+    @Test func aParentRuleNeedsAParentAndNoRuleMeansTheParent() throws {
+        var configuration = ProxyConfiguration.defaults
+        configuration.routes = try ["api.corp.test=direct", ".corp.test=deny", "*.vendor.test=parent"].map { try RouteRule(parsing: $0) }
+        #expect(configuration.parentProxy(forHost: "origin.test") == nil, "no parent set: direct")
+        configuration.parentProxy = ParentProxy(host: "10.0.0.3", port: 3128)
+        #expect(configuration.parentProxy(forHost: "origin.test")?.endpoint == "10.0.0.3:3128")
+        #expect(configuration.parentProxy(forHost: "a.vendor.test") != nil)
+        #expect(configuration.parentProxy(forHost: "api.corp.test") == nil)
+        #expect(configuration.parentProxy(forHost: "www.corp.test") == nil, "denied: no parent either")
+    }
+}

@@ -1,0 +1,37 @@
+/// The parent proxy: the proxy's connections to origins go through an upstream HTTP proxy, asked
+/// with CONNECT for the address HTTPDNS chose (or, with `parent-resolve parent`, the name).
+extension ConfigOption {
+    public static let parentProxy = ConfigOption(
+        name: "parent-proxy", valueName: "url",
+        help: "Upstream HTTP proxy every connection goes through (CONNECT to the HTTPDNS address), unless a --route rule says direct: http://[user:password@]host:port",
+        defaultText: "none", expectation: "expected http://[user:password@]host:port, like http://proxy.corp.example:3128",
+        isSecret: true
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.parentProxy = try ParentProxy(parsing: single(items))
+    }
+    .table(.upstream, .live, \.parentProxy, redactsItself: true, // the description hides the password
+        example: "http://proxy.corp.example:3128",
+        doc: "An upstream HTTP proxy (squid `cache_peer`, tinyproxy `upstream`) that the proxy's own connections to origins go through: for every HTTP request, CONNECT, SOCKS and transparent connection not sent `direct` by a `route` rule, the proxy resolves the name through HTTPDNS, applies the destination policy, and asks the parent for a tunnel to the address it chose (`CONNECT 203.0.113.7:443`; plain HTTP is sent through such a tunnel too, so the parent must allow CONNECT to those ports), trying the next address when the parent answers 502, 503 or 504. Credentials in the URL are sent as `Proxy-Authorization: Basic` (a `%40` for an `@` in the password) and never logged. The parent's own address is exempt from the destination policy (you named it). See [Parent proxy](#parent-proxy).")
+
+    public static let parentResolve = ConfigOption(
+        name: "parent-resolve", valueName: "who",
+        help: "Who resolves names for the parent proxy: 'local' (HTTPDNS; the parent is asked CONNECT IP:port) or 'parent' (CONNECT name:port; the parent's DNS)",
+        defaultText: "local", expectation: "expected one of: local, parent"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.parentResolve = try keyword(single(items), as: ParentResolve.self)
+    }
+    .table(.upstream, .live, \.parentResolve,
+        example: "parent",
+        doc: "`local`: the proxy resolves through HTTPDNS and asks the parent for `CONNECT IP:port`, so the parent's DNS is never used. `parent`: the parent is asked for `CONNECT name:port` and resolves it itself, for parents that refuse IP literals (a 403 to an IP CONNECT says to set this); the destination policy then cannot see the final address.")
+
+    public static let parentDown = ConfigOption(
+        name: "parent-down", valueName: "mode",
+        help: "When the parent proxy cannot be reached: 'fail' (502) or 'direct' (dial the origin directly instead)",
+        defaultText: "fail", expectation: "expected one of: fail, direct"
+    ) { (config: inout ProxyConfiguration, items: [String]) throws(ConfigurationError) in
+        config.parentDown = try keyword(single(items), as: ParentDown.self)
+    }
+    .table(.upstream, .live, \.parentDown,
+        example: "direct",
+        doc: "A connection whose parent proxy refuses the TCP connection or does not answer within `connect-timeout`: `fail` answers 502 naming the parent (nothing leaves except through it); `direct` dials the origin directly instead, as if no parent were set.")
+}

@@ -1,0 +1,137 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import OpenSSLTLS
+import ProxyConfig
+import ProxyKit
+
+/// Connections through the parent proxy (`parent-proxy`): one TCP connection to the parent per
+/// attempt, `CONNECT target` on it (`ParentTunnelHandler`), then TLS and the caller's handlers
+/// over the tunnel. The targets are tried in order (the addresses HTTPDNS gave, health first, or
+/// the name with `parent-resolve parent`); a 502, 503 or 504 from the parent moves on to the next.
+extension UpstreamConnector {
+    /// What the parent is asked to connect to.
+    enum ParentTarget: Sendable {
+        case address(SocketAddress)
+        case name(String)
+
+        func text(port: Int) -> String {
+            switch self {
+            case .address(let address): address.endpointText
+            case .name(let name): name.contains(":") ? "[\(name)]:\(port)" : "\(name):\(port)"
+            }
+        }
+    }
+
+    /// The TCP connection to the parent failed (not an answer of the parent's).
+    struct ParentUnreachable: Error {
+        var error: any Error
+    }
+
+    func dialViaParent(
+        _ plan: ConnectPlan, parent: ParentSettings, targets: [ParentTarget], refusals: [String], avoiding: Set<String>
+    ) -> EventLoopFuture<ConnectedUpstream> {
+        let eventLoop = plan.eventLoop
+        let endpoint = parent.proxy.endpoint
+        guard let target = targets.first else {
+            return eventLoop.makeFailedFuture(
+                ProxyError(.connectFailed, "the parent proxy \(endpoint) could not reach \(plan.host): \(refusals.joined(separator: "; "))"))
+        }
+        let targetText = target.text(port: plan.port)
+        let tlsContext = self.tlsContext
+        let tunnel = NIOLockedValueBox<EventLoopFuture<Void>?>(nil)
+        var bootstrap = ClientBootstrap(group: eventLoop)
+        if let outboundMark {
+            bootstrap = bootstrap.channelOption(Self.markOption, value: SocketOptionValue(Int32(bitPattern: outboundMark)))
+        }
+        return bootstrap
+            .connectTimeout(connectTimeout)
+            .channelInitializer { channel in
+                do {
+                    let promise = channel.eventLoop.makePromise(of: Void.self)
+                    tunnel.withLockedValue { $0 = promise.futureResult }
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(ParentTunnelHandler(target: targetText, credentials: parent.proxy.credentials, result: promise))
+                    if let tls = plan.tls, let tlsContext {
+                        try sync.addHandler(OpenSSLHandler(context: tlsContext, serverName: tls.serverName, port: plan.port, spkiPins: tls.spkiPins))
+                        try sync.addHandler(TLSHandshakeGate(serverName: tls.serverName))
+                    }
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+                return plan.channelInitializer(channel)
+            }
+            // The parent's own address: named by the operator, exempt from the destination policy.
+            .connect(host: parent.proxy.host, port: parent.proxy.port)
+            .flatMapErrorThrowing { error in throw ParentUnreachable(error: error) }
+            .flatMap { channel -> EventLoopFuture<ConnectedUpstream> in
+                let connected = NIODeadline.now()
+                guard let established = tunnel.withLockedValue({ $0 }) else {
+                    channel.close(promise: nil)
+                    return eventLoop.makeFailedFuture(ProxyError(.connectFailed, "the connection to the parent proxy \(endpoint) was not set up"))
+                }
+                let address: SocketAddress? = if case .address(let address) = target { address } else { nil }
+                return established.flatMap { () -> EventLoopFuture<UpstreamTLSHandshake?> in
+                    guard plan.tls != nil else { return eventLoop.makeSucceededFuture(nil) }
+                    do {
+                        return try channel.pipeline.syncOperations.handler(type: TLSHandshakeGate.self).handshakeResult(on: eventLoop).map { $0 }
+                    } catch {
+                        return eventLoop.makeFailedFuture(error)
+                    }
+                }.map { handshake in
+                    ConnectedUpstream(
+                        channel: channel, address: address ?? channel.remoteAddress ?? (try! SocketAddress(ipAddress: "0.0.0.0", port: 0)),
+                        source: plan.source, resolveTime: plan.resolveTime, connectTime: connected - plan.resolvedAt, tls: handshake,
+                        answerLifetime: plan.lifetime)
+                }.flatMapError { error in
+                    channel.close(promise: nil)
+                    return self.afterParentFailure(error, plan: plan, parent: parent, targets: targets, refusals: refusals, avoiding: avoiding)
+                }
+            }
+            .flatMapError { error in
+                guard let unreachable = error as? ParentUnreachable else { return eventLoop.makeFailedFuture(error) }
+                guard parent.down == .direct else {
+                    return eventLoop.makeFailedFuture(
+                        ProxyError(.connectFailed, "the parent proxy \(endpoint) is unreachable: \(unreachable.error) (parent-down fail)"))
+                }
+                return self.connect(
+                    host: plan.host, port: plan.port, tls: plan.tls, avoiding: avoiding, on: eventLoop, direct: true,
+                    channelInitializer: plan.channelInitializer)
+            }
+    }
+
+    /// The parent refused the tunnel or TLS over it failed: the next target for a 502, 503 or 504,
+    /// else an error that says what the parent answered and what to change.
+    private func afterParentFailure(
+        _ error: any Error, plan: ConnectPlan, parent: ParentSettings, targets: [ParentTarget], refusals: [String], avoiding: Set<String>
+    ) -> EventLoopFuture<ConnectedUpstream> {
+        let eventLoop = plan.eventLoop
+        let endpoint = parent.proxy.endpoint
+        let targetText = targets.first?.text(port: plan.port) ?? "?"
+        guard let refusal = error as? ParentTunnelHandler.ParentRefusal else {
+            if let closed = error as? ParentTunnelHandler.ParentClosed {
+                return eventLoop.makeFailedFuture(ProxyError(.connectFailed, "the parent proxy \(endpoint), asked for \(targetText): \(closed)"))
+            }
+            // TLS over the tunnel: as for a direct connection to that address.
+            let failure = AddressFailure(ip: targetText, error: error)
+            return eventLoop.makeFailedFuture(Self.describeHandshakeFailures([failure], host: plan.host, port: plan.port, tried: 1))
+        }
+        switch refusal.status {
+        case 502, 503, 504:
+            return dialViaParent(
+                plan, parent: parent, targets: Array(targets.dropFirst()), refusals: refusals + ["CONNECT \(targetText): \(refusal.statusLine)"],
+                avoiding: avoiding)
+        case 407:
+            let what = parent.proxy.credentials == nil
+                ? "asks for credentials: put them in --parent-proxy http://user:password@\(endpoint)"
+                : "refused the credentials in --parent-proxy"
+            return eventLoop.makeFailedFuture(ProxyError(.connectFailed, "the parent proxy \(endpoint) \(what) ('\(refusal.statusLine)')"))
+        default:
+            var message = "the parent proxy \(endpoint) answered CONNECT \(targetText) with '\(refusal.statusLine)'"
+            if case .address = targets.first, (400...499).contains(refusal.status) {
+                message += "; parents often refuse CONNECT to an IP address: --parent-resolve parent asks it to resolve \(plan.host) itself"
+            }
+            return eventLoop.makeFailedFuture(ProxyError(.connectFailed, message))
+        }
+    }
+}

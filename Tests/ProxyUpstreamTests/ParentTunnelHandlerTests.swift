@@ -1,0 +1,92 @@
+import NIOCore
+import NIOEmbedded
+import Testing
+
+@testable import ProxyUpstream
+
+/// The CONNECT to the parent proxy, byte for byte: what goes out, what is held, what a 2xx lets
+/// through and what any other answer does.
+@Suite struct ParentTunnelHandlerTests {
+    struct Fixture {
+        let channel = EmbeddedChannel()
+        let result: EventLoopPromise<Void>
+        var outcome: Result<Void, any Error>?
+
+        init(credentials: String? = nil) throws {
+            result = channel.eventLoop.makePromise()
+            try channel.pipeline.syncOperations.addHandler(
+                ParentTunnelHandler(target: "192.0.2.7:443", credentials: credentials, result: result))
+        }
+
+        func written() throws -> String {
+            var text = ""
+            while let buffer = try channel.readOutbound(as: ByteBuffer.self) { text += String(buffer: buffer) }
+            return text
+        }
+    }
+
+    @Test func theConnectGoesOutFirstAndWritesWaitForThe2xx() throws {
+        let f = try Fixture(credentials: "user:p@ss:word")
+        try f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        #expect(try f.written() == "CONNECT 192.0.2.7:443 HTTP/1.1\r\nHost: 192.0.2.7:443\r\nProxy-Authorization: Basic dXNlcjpwQHNzOndvcmQ=\r\n\r\n")
+        // A ClientHello written now is held until the parent says yes.
+        f.channel.writeAndFlush(ByteBuffer(string: "hello"), promise: nil)
+        #expect(try f.written() == "")
+        var succeeded = false
+        f.result.futureResult.whenSuccess { succeeded = true }
+        // The answer in two reads, the origin's first bytes right behind it.
+        try f.channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 Connection established\r\n"))
+        #expect(!succeeded)
+        try f.channel.writeInbound(ByteBuffer(string: "\r\nSERVER-FIRST"))
+        #expect(succeeded)
+        #expect(try f.written() == "hello")
+        #expect(try f.channel.readInbound(as: ByteBuffer.self).map { String(buffer: $0) } == "SERVER-FIRST")
+        // Gone from the pipeline: bytes pass untouched both ways.
+        #expect(throws: (any Error).self) { try f.channel.pipeline.syncOperations.handler(type: ParentTunnelHandler.self) }
+        try f.channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 OK\r\n\r\n"))
+        #expect(try f.channel.readInbound(as: ByteBuffer.self).map { String(buffer: $0) } == "HTTP/1.1 200 OK\r\n\r\n")
+    }
+
+    @Test func anyOtherAnswerFailsTheTunnelAndClosesWithoutPassingABytePastIt() throws {
+        for (answer, status) in [("HTTP/1.1 403 Forbidden\r\nContent-Length: 3\r\n\r\nno!", 403), ("HTTP/1.0 503 Service Unavailable\r\n\r\n", 503),
+                                 ("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic\r\n\r\n", 407)] {
+            let f = try Fixture()
+            try f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+            _ = try f.written()
+            var heldWrite: (any Error)?
+            f.channel.writeAndFlush(ByteBuffer(string: "request")).whenFailure { heldWrite = $0 }
+            var failure: (any Error)?
+            f.result.futureResult.whenFailure { failure = $0 }
+            try f.channel.writeInbound(ByteBuffer(string: answer))
+            #expect((failure as? ParentTunnelHandler.ParentRefusal)?.status == status, "\(answer)")
+            #expect(heldWrite != nil, "the held write fails with the tunnel")
+            #expect(try f.written() == "", "nothing was sent after the CONNECT")
+            #expect(try f.channel.readInbound(as: ByteBuffer.self) == nil, "the answer's body is not handed up")
+            #expect(!f.channel.isActive)
+        }
+    }
+
+    @Test func garbageAnOversizedHeadOrAnEarlyCloseFailAsWell() throws {
+        let garbage = try Fixture()
+        try garbage.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        var failure: (any Error)?
+        garbage.result.futureResult.whenFailure { failure = $0 }
+        try garbage.channel.writeInbound(ByteBuffer(string: "SSH-2.0-OpenSSH\r\n\r\n"))
+        #expect("\(failure.map { "\($0)" } ?? "")".contains("not HTTP"))
+
+        let oversized = try Fixture()
+        try oversized.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        var oversizedFailure: (any Error)?
+        oversized.result.futureResult.whenFailure { oversizedFailure = $0 }
+        try oversized.channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 OK\r\nX: " + String(repeating: "a", count: 17_000)))
+        #expect("\(oversizedFailure.map { "\($0)" } ?? "")".contains("over 16384 bytes"))
+        #expect(!oversized.channel.isActive)
+
+        let early = try Fixture()
+        try early.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        var earlyFailure: (any Error)?
+        early.result.futureResult.whenFailure { earlyFailure = $0 }
+        try early.channel.close().wait()
+        #expect(earlyFailure is ParentTunnelHandler.ParentClosed)
+    }
+}

@@ -180,6 +180,7 @@ let package = Package(
                 "ProxyAccess",
                 "ProxyUpstream",
                 "ProxyConfig",
+                "OpenSSLTLS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -414,6 +415,7 @@ let package = Package(
             dependencies: [
                 "OpenSSLTLS",
                 "TLSTestSupport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

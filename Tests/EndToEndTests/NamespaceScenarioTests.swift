@@ -4,7 +4,8 @@ import Testing
 /// The network-namespace scenarios (scripts/netns-test.sh: the sidecar topology;
 /// scripts/transparent-netns-test.sh: transparent interception; scripts/fleet-netns-test.sh: the
 /// node tier; scripts/nodelocal-netns-test.sh: the NodeLocal DNS cache; scripts/socks-netns-test.sh:
-/// real SOCKS and TLS-listener clients while /etc/hosts lies), run against the binary these tests use. Each script builds its own namespaces and
+/// real SOCKS and TLS-listener clients while /etc/hosts lies; scripts/parent-netns-test.sh: squid as
+/// the parent proxy, the only way to the origin), run against the binary these tests use. Each script builds its own namespaces and
 /// removes them; no traffic leaves them. They need root (CI runs the tests as root): otherwise
 /// they are reported as skipped, and so is a script that finds a tool missing (it exits 77 then,
 /// with the reason on a SKIPPED line). One at a time: each takes addresses and veth names of its own,
@@ -41,4 +42,6 @@ struct NamespaceScenarioTests {
     @Test func theNodeLocalDNSCache() throws { try Self.run("nodelocal-netns-test.sh") }
 
     @Test func socksAndTLSListenerClientsWhileHostsLies() throws { try Self.run("socks-netns-test.sh") }
+
+    @Test func squidAsTheParentProxy() throws { try Self.run("parent-netns-test.sh") }
 }

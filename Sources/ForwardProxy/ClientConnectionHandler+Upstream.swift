@@ -11,18 +11,17 @@ import ProxyUpstream
 extension ClientConnectionHandler {
     func connect(_ route: UpstreamRoute, avoiding: Set<String>, context: ChannelHandlerContext) {
         let key = route.poolKey
-        env.connector.connect(
-            host: route.host,
-            port: route.port,
-            tls: route.tls,
-            avoiding: avoiding,
-            on: context.eventLoop,
-            channelInitializer: { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try Self.configureUpstreamPipeline(channel, key: key)
-                }
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try Self.configureUpstreamPipeline(channel, key: key)
             }
-        ).assumeIsolated().whenComplete { result in
+        }
+        // A plain HTTP request for the parent proxy goes to it in absolute form; TLS goes through a tunnel.
+        let dial = route.parent != nil && route.tls == nil
+            ? env.connector.connectForwarding(host: route.host, port: route.port, avoiding: avoiding, on: context.eventLoop, channelInitializer: initializer)
+            : env.connector.connect(
+                host: route.host, port: route.port, tls: route.tls, avoiding: avoiding, on: context.eventLoop, channelInitializer: initializer)
+        dial.assumeIsolated().whenComplete { result in
             switch result {
             case .success(let connected):
                 guard self.context != nil else {
@@ -59,6 +58,7 @@ extension ClientConnectionHandler {
             return
         }
         connection.dialedAddress = connected.address
+        connection.parentForward = connected.parentForward
         connection.lease = ConnectionLease(source: connected.source, dialedAt: now, lifetime: connected.answerLifetime)
         attach(
             connection,
@@ -70,7 +70,8 @@ extension ClientConnectionHandler {
                 connectMs: connected.connectTime.milliseconds,
                 tlsMs: connected.tls?.duration.milliseconds,
                 tlsResumed: connected.tls?.resumed,
-                writable: connected.channel.isWritable
+                writable: connected.channel.isWritable,
+                parentForward: connected.parentForward
             )
         )
     }

@@ -208,7 +208,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
         case .connectUpstream(let route):
             if let pooled = pool.take(route.poolKey) {
                 env.metrics?.poolReuses.increment()
-                attach(pooled, info: UpstreamConnectInfo(pooled: true, dialedIP: pooled.dialedIP, writable: pooled.isWritable))
+                attach(pooled, info: UpstreamConnectInfo(
+                    pooled: true, dialedIP: pooled.dialedIP, writable: pooled.isWritable, parentForward: pooled.parentForward))
             } else {
                 connect(route, avoiding: [], context: context)
             }

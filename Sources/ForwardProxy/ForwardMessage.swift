@@ -135,6 +135,17 @@ struct ClientResponse {
 }
 
 extension RequestHead {
+    /// The head as the parent proxy gets it: `http://AUTHORITY/path?query` on the request line
+    /// (the address HTTPDNS chose), the same Host, and the parent's credentials.
+    func forParent(_ forward: ParentForward, pathAndQuery: String) -> RequestHead {
+        var head = self
+        head.storage.uri = "http://" + forward.authority + pathAndQuery
+        if let authorization = forward.authorization {
+            head.storage.headers.replaceOrAdd(name: "Proxy-Authorization", value: authorization)
+        }
+        return head
+    }
+
     /// The Basic credentials in `Proxy-Authorization` (`ProxyCredentials.parse`).
     var proxyCredentials: ProxyCredentials.Parsed { ProxyCredentials.parse(storage.headers) }
 

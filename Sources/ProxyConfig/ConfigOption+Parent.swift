@@ -11,7 +11,7 @@ extension ConfigOption {
     }
     .table(.upstream, .live, \.parentProxy, redactsItself: true, // the description hides the password
         example: "http://proxy.corp.example:3128",
-        doc: "An upstream HTTP proxy (squid `cache_peer`, tinyproxy `upstream`) that the proxy's own connections to origins go through: for every HTTP request, CONNECT, SOCKS and transparent connection not sent `direct` by a `route` rule, the proxy resolves the name through HTTPDNS, applies the destination policy, and asks the parent for a tunnel to the address it chose (`CONNECT 203.0.113.7:443`; plain HTTP is sent through such a tunnel too, so the parent must allow CONNECT to those ports), trying the next address when the parent answers 502, 503 or 504. Credentials in the URL are sent as `Proxy-Authorization: Basic` (a `%40` for an `@` in the password) and never logged. The parent's own address is exempt from the destination policy (you named it). See [Parent proxy](#parent-proxy).")
+        doc: "An upstream HTTP proxy (squid `cache_peer`, tinyproxy `upstream`) that the proxy's own connections to origins go through: for every HTTP request, CONNECT, SOCKS and transparent connection not sent `direct` by a `route` rule, the proxy resolves the name through HTTPDNS, applies the destination policy, and asks the parent for a tunnel to the address it chose (`CONNECT 203.0.113.7:443`; plain HTTP requests go inside such a tunnel too, so `Host` reaches the origin intact, and the parent must allow CONNECT to those ports), trying the next address when the parent answers 502, 503 or 504. Credentials in the URL are sent as `Proxy-Authorization: Basic` (a `%40` for an `@` in the password) and never logged. The parent's own address is exempt from the destination policy (you named it). See [Parent proxy](#parent-proxy).")
 
     public static let parentResolve = ConfigOption(
         name: "parent-resolve", valueName: "who",
@@ -22,7 +22,7 @@ extension ConfigOption {
     }
     .table(.upstream, .live, \.parentResolve,
         example: "parent",
-        doc: "`local`: the proxy resolves through HTTPDNS and asks the parent for `CONNECT IP:port`, so the parent's DNS is never used. `parent`: the parent is asked for `CONNECT name:port` and resolves it itself, for parents that refuse IP literals (a 403 to an IP CONNECT says to set this); the destination policy then cannot see the final address.")
+        doc: "`local`: the proxy resolves through HTTPDNS and asks the parent for `CONNECT IP:port`, so the parent's DNS is never used. `parent`: the parent resolves: tunnels are `CONNECT name:port`, and plain HTTP goes to it as ordinary proxy requests (`GET http://name/path`), for parents that refuse CONNECT to IP literals or to ports other than 443 (their 403 says to set this); the destination policy then cannot see the final address.")
 
     public static let parentDown = ConfigOption(
         name: "parent-down", valueName: "mode",

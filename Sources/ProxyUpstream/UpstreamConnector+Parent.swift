@@ -129,9 +129,54 @@ extension UpstreamConnector {
         default:
             var message = "the parent proxy \(endpoint) answered CONNECT \(targetText) with '\(refusal.statusLine)'"
             if case .address = targets.first, (400...499).contains(refusal.status) {
-                message += "; parents often refuse CONNECT to an IP address: --parent-resolve parent asks it to resolve \(plan.host) itself"
+                message += "; the parent may refuse CONNECT to IP addresses or to this port: --parent-resolve parent asks it to resolve "
+                    + "\(plan.host) itself (and sends plain HTTP to it as ordinary proxy requests)"
             }
             return eventLoop.makeFailedFuture(ProxyError(.connectFailed, message))
         }
+    }
+}
+
+extension UpstreamConnector {
+    /// A plain HTTP request's connection. With `parent-resolve parent` and a route to the parent:
+    /// to the parent itself, the request then going in absolute form naming the host (an ordinary
+    /// proxy request, the parent's DNS). Otherwise as `connect`: with `parent-resolve local`
+    /// through a tunnel to the HTTPDNS address, since a parent handed an absolute-form request
+    /// naming an address must replace `Host` with it (RFC 9112 §3.2.2), which breaks every
+    /// name-based virtual host.
+    package func connectForwarding(
+        host: String,
+        port: Int,
+        avoiding: Set<String>,
+        on eventLoop: any EventLoop,
+        channelInitializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>
+    ) -> EventLoopFuture<ConnectedUpstream> {
+        guard case .parent(let parent) = route(host: host), parent.resolve == .parent else {
+            return connect(host: host, port: port, tls: nil, avoiding: avoiding, on: eventLoop, channelInitializer: channelInitializer)
+        }
+        let started = NIODeadline.now()
+        let forward = ParentForward(
+            authority: ParentTarget.name(host).text(port: port),
+            authorization: parent.proxy.credentials.map { "Basic " + ParentTunnelHandler.base64(Array($0.utf8)) })
+        var bootstrap = ClientBootstrap(group: eventLoop)
+        if let outboundMark {
+            bootstrap = bootstrap.channelOption(Self.markOption, value: SocketOptionValue(Int32(bitPattern: outboundMark)))
+        }
+        return bootstrap
+            .connectTimeout(connectTimeout)
+            .channelInitializer(channelInitializer)
+            .connect(host: parent.proxy.host, port: parent.proxy.port)
+            .map { channel in
+                ConnectedUpstream(
+                    channel: channel, address: channel.remoteAddress ?? (try! SocketAddress(ipAddress: "0.0.0.0", port: 0)), source: .parent,
+                    resolveTime: .zero, connectTime: NIODeadline.now() - started, tls: nil, parentForward: forward)
+            }
+            .flatMapError { error in
+                guard parent.down == .direct else {
+                    return eventLoop.makeFailedFuture(
+                        ProxyError(.connectFailed, "the parent proxy \(parent.proxy.endpoint) is unreachable: \(error) (parent-down fail)"))
+                }
+                return self.connect(host: host, port: port, tls: nil, avoiding: avoiding, on: eventLoop, direct: true, channelInitializer: channelInitializer)
+            }
     }
 }

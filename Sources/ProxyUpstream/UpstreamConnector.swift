@@ -19,6 +19,8 @@ package struct ConnectedUpstream: Sendable {
     package let tls: UpstreamTLSHandshake?
     /// How much longer the answer the address came from stays current (`Resolution.lifetime`).
     package var answerLifetime: TimeAmount? = nil
+    /// Set when the channel goes to the parent proxy itself, for an absolute-form request.
+    package var parentForward: ParentForward? = nil
 }
 
 /// Name → addresses (resolver) → destination policy on each address → order by learned health

@@ -58,6 +58,9 @@ package final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChann
     }
     /// `dialedAddress` as text, made once: every reuse from the pool logs it.
     package private(set) var dialedIP: String?
+    /// Set when the connection goes to the parent proxy itself: every request on it is sent in
+    /// absolute form naming this authority.
+    package var parentForward: ParentForward?
     /// The HTTP decoder handler in front of this one, removed by reference after an upgrade.
     package var decoderHandler: ByteToMessageHandler<UpstreamResponseDecoder>?
 

@@ -3,12 +3,13 @@ import Glibc
 import HTTPDNSTestSupport
 import Testing
 
-/// `--parent-proxy` through the binary with a real squid as the parent, on loopback: HTTP,
-/// CONNECT and SOCKS reach the origin through squid, which is asked for the address the fake
-/// HTTPDNS service gave (its access log shows `CONNECT 127.0.0.1:PORT`, never the name); `route`
-/// rules send one name direct and deny another; a parent answering 503 for one address gets the
-/// next; a parent that refuses IP literals gets the name with `--parent-resolve parent`; a dead
-/// parent fails or, with `--parent-down direct`, is bypassed.
+/// `--parent-proxy` through the binary with a real squid as the parent, on loopback: HTTP, CONNECT
+/// and SOCKS reach the origin through squid, which is asked for the address the fake HTTPDNS
+/// service gave (`CONNECT 127.0.0.1:PORT` in its log, never the name); `route` rules send one name
+/// direct and deny another; a parent answering 503 for one address gets the next; a parent that
+/// refuses IP literals, or CONNECT beyond 443, is served by name with `--parent-resolve parent`
+/// (plain HTTP then as ordinary proxy requests, `Host` intact); a dead parent fails or, with
+/// `--parent-down direct`, is bypassed.
 @Suite("Parent proxy", .onBlockingThreads, .serialized, .timeLimit(.minutes(3)))
 struct ParentProxyTests {
     static let squidPath = ["/usr/sbin/squid", "/usr/bin/squid"].first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -20,7 +21,7 @@ struct ParentProxyTests {
         let port: Int
         let child: ChildProcess
 
-        init(refuseIPLiterals: Bool = false, hosts: String = "", users: String? = nil) throws {
+        init(refuseIPLiterals: Bool = false, hosts: String = "", users: String? = nil, connectOnly443: Bool = false) throws {
             guard let squid = ParentProxyTests.squidPath else { throw ExternalTool.Failure(description: "squid is not installed") }
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-squid-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -58,6 +59,10 @@ struct ParentProxyTests {
             }
             if refuseIPLiterals {
                 configuration += "acl to_ip dstdom_regex -n ^[0-9.]+$\nhttp_access deny CONNECT to_ip\n"
+            }
+            if connectOnly443 {
+                // As squid ships: CONNECT only to the SSL ports.
+                configuration += "acl SSL_ports port 443\nhttp_access deny CONNECT !SSL_ports\n"
             }
             configuration += "http_access allow localhost\nhttp_access deny all\n"
             try configuration.write(toFile: path + "/squid.conf", atomically: true, encoding: .utf8)
@@ -180,9 +185,12 @@ struct ParentProxyTests {
 
         let byName = try HTTPDNSResolutionTests.launchOnService(service, common + ["--parent-resolve", "parent"])
         defer { byName.stop() }
-        let response = try Curl.fetch(url, proxy: byName.proxyURL)
+        let response = try Curl.fetch(url, proxy: byName.proxyURL, extra: ["--proxytunnel"])
         #expect(response.status == 200, "\(response.stderr) \(byName.diagnostics)")
         #expect(squid.requests(atLeast: 2).last == "TCP_TUNNEL/200 CONNECT origin.test:\(origin.port)")
+        let plain = try Curl.fetch(url, proxy: byName.proxyURL)
+        #expect(plain.status == 200, "\(plain.stderr)")
+        #expect(squid.requests(atLeast: 3).last == "TCP_MISS/200 GET http://origin.test:\(origin.port)/hello")
     }
 
     /// Credentials in the URL (a `%40` for the `@` in the password) go to the parent as Basic;
@@ -212,6 +220,40 @@ struct ParentProxyTests {
         // The password is in no line the proxy wrote (logs, the access log), even at debug level.
         let written = proxy.stdoutText() + proxy.stderrText()
         #expect(!written.contains("s@cret") && !written.contains("s%40cret"))
+    }
+
+    /// squid as it ships allows CONNECT to 443 only: a plain HTTP request's tunnel to port PORT is
+    /// refused, and the 502 says what to set; with `--parent-resolve parent` plain HTTP goes as an
+    /// ordinary proxy request naming the host (`Host` intact; pooled to the parent).
+    @Test(.enabled(if: ExternalTool.shouldRun("squid (apt-get install squid)", present: Self.squidPath != nil)))
+    func aParentAllowingConnectTo443OnlyIsServedByName() throws {
+        let origin = try TestOrigin()
+        defer { origin.stop() }
+        let service = try Self.service(origin: origin)
+        defer { service.stop() }
+        let squid = try Squid(hosts: "127.0.0.1 origin.test", connectOnly443: true)
+        defer { squid.stop() }
+        let url = "http://origin.test:\(origin.port)/hello"
+        let common = ["--parent-proxy", "http://127.0.0.1:\(squid.port)", "--connect-ports", String(origin.port)]
+
+        let local = try HTTPDNSResolutionTests.launchOnService(service, common)
+        let refused = try Curl.fetch(url, proxy: local.proxyURL)
+        local.stop()
+        #expect(refused.status == 502 && refused.bodyText.contains("--parent-resolve parent"), "\(refused.bodyText)")
+
+        // One event loop, one pool: the second client connection finds the first one's upstream.
+        let proxy = try HTTPDNSResolutionTests.launchOnService(service, common + ["--parent-resolve", "parent", "--threads", "1"])
+        defer { proxy.stop() }
+        // Twice: the second request rides the pooled connection to the parent, in absolute form too.
+        for _ in 0..<2 {
+            let response = try Curl.fetch(url, proxy: proxy.proxyURL)
+            #expect(response.status == 200 && response.bodyText == "hello", "\(response.stderr) \(proxy.diagnostics)")
+        }
+        #expect(origin.requests().count == 2 && origin.requests().allSatisfy { $0.headers["host"] == ["origin.test:\(origin.port)"] })
+        let requests = squid.requests(atLeast: 3)
+        #expect(requests.suffix(2) == Array(repeating: "TCP_MISS/200 GET http://origin.test:\(origin.port)/hello", count: 2), "\(requests)")
+        let entries = try #require(proxy.waitForAccessLogs(count: 2, where: { $0.string("host") == "origin.test" }), proxy.diagnostics)
+        #expect(entries.map { $0.string("source") } == ["parent", "pool"])
     }
 
     @Test(.enabled(if: ExternalTool.shouldRun("squid (apt-get install squid)", present: Self.squidPath != nil)))

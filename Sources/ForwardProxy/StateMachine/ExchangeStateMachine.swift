@@ -73,6 +73,8 @@ struct ExchangeStateMachine {
     private(set) var record: AccessLogRecord
     private var upstream = Upstream.connecting
     private(set) var requestComplete = false
+    /// Set when the request went to the parent proxy itself (absolute form).
+    private var viaParent: ParentForward?
     private var response = Response.awaiting(sawBytes: false)
     /// Request parts that arrived before an upstream connection was ready.
     private var buffered: [RequestPart] = []
@@ -196,6 +198,11 @@ struct ExchangeStateMachine {
         let parts = buffered
         buffered = []
         lastUpstreamActivity = now
+        viaParent = info.parentForward
+        if let forward = info.parentForward {
+            // To the parent proxy itself: absolute form naming the address chosen, Host unchanged.
+            return .sendRequest(request.head.forParent(forward, pathAndQuery: target.pathAndQuery), buffered: parts)
+        }
         return .sendRequest(request.head, buffered: parts)
     }
 
@@ -288,6 +295,14 @@ struct ExchangeStateMachine {
         do throws(ProxyError) {
             if code == 101 && !isUpgrade {
                 throw ProxyError(.invalidResponse, "\(target.host) switched protocols (101) without being asked to")
+            }
+            if code == 407, let parent = viaParent {
+                // The parent's own challenge is not the client's to answer: this proxy's credentials for it are at fault.
+                throw ProxyError(
+                    .connectFailed,
+                    parent.authorization == nil
+                        ? "the parent proxy asks for credentials (407): put them in --parent-proxy http://user:password@host:port"
+                        : "the parent proxy refused the credentials in --parent-proxy (407)")
             }
             forwarded = try head.forClient(
                 of: clientHead,

@@ -16,6 +16,8 @@ struct UpstreamConnectInfo {
     var tlsResumed: Bool?
     /// The upstream channel can take bytes now.
     var writable: Bool = true
+    /// The connection goes to the parent proxy itself: the request is sent in absolute form.
+    var parentForward: ParentForward? = nil
 }
 
 /// Why an upstream connection closed while it carried an exchange.

@@ -24,7 +24,8 @@ struct UpstreamRoute: Hashable, Sendable {
     /// The route for `target` under `configuration`.
     static func forRequest(_ target: RequestTarget, configuration: ProxyConfiguration) -> UpstreamRoute {
         var route = direct(target, configuration: configuration)
-        route.parent = configuration.parentProxy(forHost: target.host)?.endpoint
+        // Keyed by the parent and its credentials: a reload changing either never reuses the old.
+        route.parent = configuration.parentProxy(forHost: target.host).map { "\($0.endpoint)#\($0.credentials?.hashValue ?? 0)" }
         return route
     }
 

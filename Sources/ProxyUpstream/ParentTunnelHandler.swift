@@ -1,5 +1,6 @@
 import HTTPDNS
 import NIOCore
+import ProxyKit
 
 /// The first handler of a connection to the parent proxy: asks it for a tunnel (`CONNECT target`)
 /// as soon as the TCP connection is up, holds every write from the handlers above until the
@@ -28,6 +29,9 @@ final class ParentTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     let target: String
     let authorization: String?
+    /// How long the parent may take to answer the CONNECT.
+    let answerTimeout: TimeAmount
+    private var timer: Scheduled<Void>?
     /// Succeeds when the tunnel is up; fails with `ParentRefusal` or `ParentClosed`.
     let result: EventLoopPromise<Void>
     private var answer: ByteBuffer?
@@ -36,8 +40,9 @@ final class ParentTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var done = false
 
     /// `target`: `host:port` as it goes on the request line; `credentials`: `user:password`.
-    init(target: String, credentials: String?, result: EventLoopPromise<Void>) {
+    init(target: String, credentials: String?, answerTimeout: TimeAmount = .seconds(10), result: EventLoopPromise<Void>) {
         self.target = target
+        self.answerTimeout = answerTimeout
         self.authorization = credentials.map { "Basic " + Self.base64(Array($0.utf8)) }
         self.result = result
     }
@@ -58,6 +63,10 @@ final class ParentTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if let authorization { request += "Proxy-Authorization: \(authorization)\r\n" }
         request += "\r\n"
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: request)), promise: nil)
+        let timeout = answerTimeout
+        timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
+            self?.fail(ParentClosed(description: "the parent did not answer CONNECT within \(timeout.nanoseconds / 1_000_000) ms"), context: context)
+        }
         if !((try? context.channel.syncOptions?.getOption(ChannelOptions.autoRead)) ?? true) { context.read() }
     }
 
@@ -93,7 +102,7 @@ final class ParentTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         let headLength = end.upperBound - answer.readableBytesView.startIndex
         let head = answer.readSlice(length: headLength).map { String(buffer: $0) } ?? ""
-        let statusLine = head.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
+        let statusLine = ProxyError.sanitized(head.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? "", limit: 200)
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]), (100...599).contains(status) else {
             fail(ParentClosed(description: "the parent's answer to CONNECT is not HTTP: '\(statusLine.prefix(80))'"), context: context)
@@ -105,6 +114,8 @@ final class ParentTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         // The tunnel is up: what the handlers above wrote goes out, bytes after the answer go up.
         done = true
+        timer?.cancel()
+        timer = nil
         let rest = answer
         self.answer = nil
         for (buffer, promise) in held { context.write(wrapOutboundOut(buffer), promise: promise) }
@@ -133,6 +144,8 @@ final class ParentTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func fail(_ error: any Error, context: ChannelHandlerContext) {
         guard !done else { return }
         done = true
+        timer?.cancel()
+        timer = nil
         answer = nil
         for (_, promise) in held { promise?.fail(error) }
         held = []

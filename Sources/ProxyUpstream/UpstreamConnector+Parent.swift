@@ -23,6 +23,16 @@ extension UpstreamConnector {
         }
     }
 
+    /// An IP literal the parent is to be asked for by name (`parent-resolve parent`) still passes
+    /// the destination policy and the own-listener check: the parent must not be sent to them.
+    func literalDenial(host: String, port: Int) -> ProxyError? {
+        guard let literal = try? SocketAddress(ipAddress: host, port: port) else { return nil }
+        if case .failure(let denial) = allowedAddresses(Resolution(addresses: [literal], source: .literal)) {
+            return ProxyError(.destinationDenied, "destination denied by policy: \(denial.reasons)")
+        }
+        return nil
+    }
+
     /// The TCP connection to the parent failed (not an answer of the parent's).
     struct ParentUnreachable: Error {
         var error: any Error
@@ -39,7 +49,8 @@ extension UpstreamConnector {
         }
         let targetText = target.text(port: plan.port)
         let tlsContext = self.tlsContext
-        let tunnel = NIOLockedValueBox<EventLoopFuture<Void>?>(nil)
+        let connectTimeout = self.connectTimeout
+        let own = self.ownConnections
         var bootstrap = ClientBootstrap(group: eventLoop)
         if let outboundMark {
             bootstrap = bootstrap.channelOption(Self.markOption, value: SocketOptionValue(Int32(bitPattern: outboundMark)))
@@ -47,16 +58,20 @@ extension UpstreamConnector {
         return bootstrap
             .connectTimeout(connectTimeout)
             .channelInitializer { channel in
+                // Each attempt (a parent name with several addresses) gets its own handler and promise.
+                let promise = channel.eventLoop.makePromise(of: Void.self)
                 do {
-                    let promise = channel.eventLoop.makePromise(of: Void.self)
-                    tunnel.withLockedValue { $0 = promise.futureResult }
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(ParentTunnelHandler(target: targetText, credentials: parent.proxy.credentials, result: promise))
+                    // The proxy's own connection, for the transparent listener's loop check.
+                    try sync.addHandler(ConnectAttemptObserver(health: nil, attempts: nil, own: own))
+                    try sync.addHandler(
+                        ParentTunnelHandler(target: targetText, credentials: parent.proxy.credentials, answerTimeout: connectTimeout, result: promise))
                     if let tls = plan.tls, let tlsContext {
                         try sync.addHandler(OpenSSLHandler(context: tlsContext, serverName: tls.serverName, port: plan.port, spkiPins: tls.spkiPins))
                         try sync.addHandler(TLSHandshakeGate(serverName: tls.serverName))
                     }
                 } catch {
+                    promise.fail(error)
                     return channel.eventLoop.makeFailedFuture(error)
                 }
                 return plan.channelInitializer(channel)
@@ -66,7 +81,9 @@ extension UpstreamConnector {
             .flatMapErrorThrowing { error in throw ParentUnreachable(error: error) }
             .flatMap { channel -> EventLoopFuture<ConnectedUpstream> in
                 let connected = NIODeadline.now()
-                guard let established = tunnel.withLockedValue({ $0 }) else {
+                // The winning attempt's own handler (it leaves the pipeline only after the parent's
+                // answer, which cannot have arrived before this callback on the same loop).
+                guard let established = try? channel.pipeline.syncOperations.handler(type: ParentTunnelHandler.self).result.futureResult else {
                     channel.close(promise: nil)
                     return eventLoop.makeFailedFuture(ProxyError(.connectFailed, "the connection to the parent proxy \(endpoint) was not set up"))
                 }
@@ -113,7 +130,8 @@ extension UpstreamConnector {
                 return eventLoop.makeFailedFuture(ProxyError(.connectFailed, "the parent proxy \(endpoint), asked for \(targetText): \(closed)"))
             }
             // TLS over the tunnel: as for a direct connection to that address.
-            let failure = AddressFailure(ip: targetText, error: error)
+            let ip: String = if case .address(let address) = targets.first { address.ipAddress ?? targetText } else { targetText }
+            let failure = AddressFailure(ip: ip, error: error)
             return eventLoop.makeFailedFuture(Self.describeHandshakeFailures([failure], host: plan.host, port: plan.port, tried: 1))
         }
         switch refusal.status {
@@ -154,17 +172,26 @@ extension UpstreamConnector {
         guard case .parent(let parent) = route(host: host), parent.resolve == .parent else {
             return connect(host: host, port: port, tls: nil, avoiding: avoiding, on: eventLoop, channelInitializer: channelInitializer)
         }
+        if let denial = literalDenial(host: host, port: port) { return eventLoop.makeFailedFuture(denial) }
         let started = NIODeadline.now()
         let forward = ParentForward(
             authority: ParentTarget.name(host).text(port: port),
             authorization: parent.proxy.credentials.map { "Basic " + ParentTunnelHandler.base64(Array($0.utf8)) })
+        let own = self.ownConnections
         var bootstrap = ClientBootstrap(group: eventLoop)
         if let outboundMark {
             bootstrap = bootstrap.channelOption(Self.markOption, value: SocketOptionValue(Int32(bitPattern: outboundMark)))
         }
         return bootstrap
             .connectTimeout(connectTimeout)
-            .channelInitializer(channelInitializer)
+            .channelInitializer { channel in
+                do {
+                    try channel.pipeline.syncOperations.addHandler(ConnectAttemptObserver(health: nil, attempts: nil, own: own))
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+                return channelInitializer(channel)
+            }
             .connect(host: parent.proxy.host, port: parent.proxy.port)
             .map { channel in
                 ConnectedUpstream(

@@ -168,8 +168,12 @@ package final class UpstreamConnector: Sendable {
         case .direct: parent = nil
         case .parent(let settings): parent = direct ? nil : settings
         }
+        if tls != nil && tlsContext == nil {
+            return eventLoop.makeFailedFuture(ProxyError(.tlsHandshakeFailed, "TLS origination to \(host) is not configured in this proxy"))
+        }
         if let parent, parent.resolve == .parent {
-            // The parent resolves: nothing for HTTPDNS or the destination policy to see.
+            // The parent resolves: nothing for HTTPDNS or the policy to see, but an IP literal.
+            if let denial = literalDenial(host: host, port: port) { return eventLoop.makeFailedFuture(denial) }
             let plan = ConnectPlan(
                 host: host, port: port, tls: tls, allowed: [], source: .parent, lifetime: nil, resolveTime: .zero, resolvedAt: started,
                 eventLoop: eventLoop, channelInitializer: channelInitializer)

@@ -212,14 +212,18 @@ struct ParentProxyTests {
         anonymous.stop()
         #expect(refused.status == 502 && refused.bodyText.contains("asks for credentials"), "\(refused.bodyText)")
 
-        let proxy = try HTTPDNSResolutionTests.launchOnService(service, common + ["--parent-proxy", "http://alice:s%40cret@127.0.0.1:\(squid.port)"])
+        let proxy = try HTTPDNSResolutionTests.launchOnService(
+            service, common + ["--parent-proxy", "http://alice:s%40cret@127.0.0.1:\(squid.port)", "--log-level", "debug"])
         defer { proxy.stop() }
         let response = try Curl.fetch(url, proxy: proxy.proxyURL)
         #expect(response.status == 200, "\(response.stderr) \(proxy.diagnostics)")
         #expect(squid.requests(atLeast: 2).last == "TCP_TUNNEL/200 CONNECT 127.0.0.1:\(origin.port)")
         // The password is in no line the proxy wrote (logs, the access log), even at debug level.
-        let written = proxy.stdoutText() + proxy.stderrText()
-        #expect(!written.contains("s@cret") && !written.contains("s%40cret"))
+        let summary = try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/summary", proxy: nil).bodyText
+        let written = proxy.stdoutText() + proxy.stderrText() + summary
+        // Neither the password nor the Basic token that carries it (base64 of alice:s@cret).
+        #expect(summary.contains("alice:***"), "\(summary.prefix(300))")
+        #expect(!written.contains("s@cret") && !written.contains("s%40cret") && !written.contains("YWxpY2U6c0BjcmV0"))
     }
 
     /// squid as it ships allows CONNECT to 443 only: a plain HTTP request's tunnel to port PORT is

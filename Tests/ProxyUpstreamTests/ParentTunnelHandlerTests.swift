@@ -89,4 +89,30 @@ import Testing
         try early.channel.close().wait()
         #expect(earlyFailure is ParentTunnelHandler.ParentClosed)
     }
+
+    @Test func aParentThatNeverAnswersFailsAtTheAnswerTimeout() throws {
+        let channel = EmbeddedChannel()
+        let result = channel.eventLoop.makePromise(of: Void.self)
+        try channel.pipeline.syncOperations.addHandler(
+            ParentTunnelHandler(target: "192.0.2.7:443", credentials: nil, answerTimeout: .seconds(5), result: result))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        var failure: (any Error)?
+        result.futureResult.whenFailure { failure = $0 }
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(4999))
+        #expect(failure == nil && channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect("\(failure.map { "\($0)" } ?? "")" == "the parent did not answer CONNECT within 5000 ms")
+        #expect(!channel.isActive)
+    }
+
+    @Test func aStatusLineWithControlBytesIsSanitizedBeforeItIsQuoted() throws {
+        let f = try Fixture()
+        try f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        var failure: (any Error)?
+        f.result.futureResult.whenFailure { failure = $0 }
+        try f.channel.writeInbound(ByteBuffer(string: "HTTP/1.1 403 No\u{1B}[31m\nX-Injected: 1\r\n\r\n"))
+        let line = (failure as? ParentTunnelHandler.ParentRefusal)?.statusLine ?? ""
+        #expect(line.hasPrefix("HTTP/1.1 403 No"))
+        #expect(!line.contains("\u{1B}") && !line.contains("\n"), "\(line.debugDescription)")
+    }
 }

@@ -33,5 +33,5 @@ extension ConfigOption {
     }
     .table(.upstream, .live, \.parentDown,
         example: "direct",
-        doc: "A connection whose parent proxy refuses the TCP connection or does not answer within `connect-timeout`: `fail` answers 502 naming the parent (nothing leaves except through it); `direct` dials the origin directly instead, as if no parent were set.")
+        doc: "A connection whose parent proxy refuses the TCP connection or does not accept it within `connect-timeout`: `fail` answers 502 naming the parent (nothing leaves except through it); `direct` dials the origin directly instead, as if no parent were set. A parent that accepts but does not answer the CONNECT within `connect-timeout` fails that request (502) either way.")
 }

@@ -51,12 +51,7 @@ extension UpstreamConnector {
         let tlsContext = self.tlsContext
         let connectTimeout = self.connectTimeout
         let own = self.ownConnections
-        var bootstrap = ClientBootstrap(group: eventLoop)
-        if let outboundMark {
-            bootstrap = bootstrap.channelOption(Self.markOption, value: SocketOptionValue(Int32(bitPattern: outboundMark)))
-        }
-        return bootstrap
-            .connectTimeout(connectTimeout)
+        return originBootstrap(on: eventLoop)
             .channelInitializer { channel in
                 // Each attempt (a parent name with several addresses) gets its own handler and promise.
                 let promise = channel.eventLoop.makePromise(of: Void.self)
@@ -178,12 +173,7 @@ extension UpstreamConnector {
             authority: ParentTarget.name(host).text(port: port),
             authorization: parent.proxy.credentials.map { "Basic " + ParentTunnelHandler.base64(Array($0.utf8)) })
         let own = self.ownConnections
-        var bootstrap = ClientBootstrap(group: eventLoop)
-        if let outboundMark {
-            bootstrap = bootstrap.channelOption(Self.markOption, value: SocketOptionValue(Int32(bitPattern: outboundMark)))
-        }
-        return bootstrap
-            .connectTimeout(connectTimeout)
+        return originBootstrap(on: eventLoop)
             .channelInitializer { channel in
                 do {
                     try channel.pipeline.syncOperations.addHandler(ConnectAttemptObserver(health: nil, attempts: nil, own: own))

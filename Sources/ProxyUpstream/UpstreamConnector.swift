@@ -126,11 +126,6 @@ package final class UpstreamConnector: Sendable {
         }
     }
 
-    /// The refusal of a `route` rule that denies `host`, or nil.
-    package func routeDenial(host: String) -> ProxyError? {
-        if case .deny(let denial) = route(host: host) { return denial }
-        return nil
-    }
 
     /// A reload: connects from now on use these; connections made stay as they are.
     package func update(_ settings: Reloadable) {
@@ -221,6 +216,16 @@ package final class UpstreamConnector: Sendable {
                 self.fallBack(after: error, resolution: resolution, plan: plan)
             }
         }
+    }
+
+    /// Every outbound connection's bootstrap (to an origin or the parent): `--outbound-mark` and
+    /// `--connect-timeout`.
+    func originBootstrap(on eventLoop: any EventLoop) -> ClientBootstrap {
+        var bootstrap = ClientBootstrap(group: eventLoop).connectTimeout(connectTimeout)
+        if let outboundMark {
+            bootstrap = bootstrap.channelOption(Self.markOption, value: SocketOptionValue(Int32(bitPattern: outboundMark)))
+        }
+        return bootstrap
     }
 
     /// SO_MARK (linux/socket.h): set before connect, so netfilter sees the mark on the SYN.
@@ -325,12 +330,7 @@ package final class UpstreamConnector: Sendable {
         let metrics = self.metrics
         let own = self.ownConnections
         let attempts = ConnectAttempts()
-        var bootstrap = ClientBootstrap(group: eventLoop)
-        if let outboundMark {
-            bootstrap = bootstrap.channelOption(Self.markOption, value: SocketOptionValue(Int32(bitPattern: outboundMark)))
-        }
-        return bootstrap
-            .connectTimeout(connectTimeout)
+        return originBootstrap(on: eventLoop)
             .resolver(FixedAddressResolver(addresses: remaining, eventLoop: eventLoop))
             .channelInitializer { channel in
                 do {

@@ -24,8 +24,8 @@ struct UpstreamRoute: Hashable, Sendable {
     /// The route for `target` under `configuration`.
     static func forRequest(_ target: RequestTarget, configuration: ProxyConfiguration) -> UpstreamRoute {
         var route = direct(target, configuration: configuration)
-        // Keyed by the parent and its credentials: a reload changing either never reuses the old.
-        route.parent = configuration.parentProxy(forHost: target.host).map { "\($0.endpoint)#\($0.credentials?.hashValue ?? 0)" }
+        // Keyed by the parent (scheme included) and its credentials: a reload changing them never reuses the old.
+        route.parent = configuration.parentProxy(forHost: target.host).map { "\($0.scheme)://\($0.endpoint)#\($0.credentials?.hashValue ?? 0)" }
         return route
     }
 

@@ -1,12 +1,13 @@
 import OpenSSLTLS
 import ProxyAccess
 import ProxyConfig
+import ProxyUpstream
 
 extension ProxyServer {
     /// Applies `new` to new requests and connections, atomically per part: the client ACL and
     /// connection limits, proxy authentication (the htpasswd files are read again), and what a
     /// request is checked and dialed with (connect ports, destinations, TLS-upgrade rules, SPKI
-    /// pins, CA file, timeouts), and the TLS listener's certificates. Open connections and tunnels carry on. Everything is built before
+    /// pins, CA files, the parent proxy, timeouts), and the TLS listener's certificates. Open connections and tunnels carry on. Everything is built before
     /// anything is swapped: a CA file or htpasswd file that cannot be used throws and changes nothing.
     package func reload(_ new: ProxyConfiguration) throws(ProxyServerSetupError) {
         let tlsContext: TLSClientContext
@@ -21,6 +22,12 @@ extension ProxyServer {
         } catch {
             throw .tlsListener(error)
         }
+        let parent: UpstreamConnector.ParentSettings?
+        do {
+            parent = try Self.parentSettings(new)
+        } catch {
+            throw .parentTLS(error)
+        }
         let authenticator: ProxyAuthenticator?
         do {
             authenticator = try ProxyAuthenticator.make(new, threadPool: authThreads.pool)
@@ -28,7 +35,7 @@ extension ProxyServer {
             throw .proxyAuth(error.description)
         }
         if authenticator != nil { authThreads.start() }
-        connector.update(.init(policy: new.destinationPolicy, connectTimeout: new.connectTimeout, tlsContext: tlsContext, routes: new.routes, parent: Self.parentSettings(new)))
+        connector.update(.init(policy: new.destinationPolicy, connectTimeout: new.connectTimeout, tlsContext: tlsContext, routes: new.routes, parent: parent))
         admission.update(
             allowedBlocks: new.allowClients,
             maxConnections: new.effectiveMaxConnections(openFileLimit: openFileLimit),

@@ -82,6 +82,12 @@ package final class ProxyServer: Service, Sendable {
         } catch {
             throw .tlsListener(error)
         }
+        let parent: UpstreamConnector.ParentSettings?
+        do {
+            parent = try Self.parentSettings(configuration)
+        } catch {
+            throw .parentTLS(error)
+        }
         // Credentials are checked before anything else runs: a broken htpasswd file stops the start.
         // The hashing threads start with the first configuration that asks for authentication (now or
         // on a reload): without --proxy-auth they do not exist.
@@ -113,7 +119,7 @@ package final class ProxyServer: Service, Sendable {
             outboundMark: configuration.outboundMark,
             ownConnections: configuration.transparentListen == nil ? nil : OwnConnections(),
             routes: configuration.routes,
-            parent: Self.parentSettings(configuration)
+            parent: parent
         )
         self.connector = connector
         self.env = ProxyEnvironment(
@@ -167,9 +173,24 @@ package final class ProxyServer: Service, Sendable {
         return try TLSClientContext(configuration: tls)
     }
 
-    /// `parent-proxy` with `parent-resolve` and `parent-down`; nil without a parent.
-    static func parentSettings(_ configuration: ProxyConfiguration) -> UpstreamConnector.ParentSettings? {
-        configuration.parentProxy.map { .init(proxy: $0, resolve: configuration.parentResolve, down: configuration.parentDown) }
+    /// `parent-proxy` with `parent-resolve` and `parent-down`, and the TLS context of an
+    /// `https://` parent; nil without a parent.
+    package static func parentSettings(_ configuration: ProxyConfiguration) throws(TLSError) -> UpstreamConnector.ParentSettings? {
+        guard let parent = configuration.parentProxy else { return nil }
+        var tls: TLSClientContext?
+        if parent.tls {
+            let caFile = configuration.parentCAFile ?? configuration.caFile
+            let option = configuration.parentCAFile == nil ? "--ca-file" : "--parent-ca-file"
+            if let caFile, access(caFile, R_OK) != 0 {
+                throw TLSError.configuration(reason: "cannot read \(option) \(caFile): \(String(cString: strerror(errno)))")
+            }
+            var settings = TLSClientConfiguration()
+            settings.caFile = caFile
+            settings.useSystemTrustStore = true
+            settings.handshakeTimeout = configuration.connectTimeout.duration
+            tls = try TLSClientContext(configuration: settings)
+        }
+        return .init(proxy: parent, resolve: configuration.parentResolve, down: configuration.parentDown, tls: tls)
     }
 
     /// True once shutdown began (the admin health check reports it).

@@ -31,6 +31,11 @@ package enum StartupCheck {
             return ProxyServerSetupError.tls(error).description
         }
         do {
+            _ = try ProxyServer.parentSettings(configuration)
+        } catch {
+            return ProxyServerSetupError.parentTLS(error).description
+        }
+        do {
             _ = try ProxyServer.makeTLSServerContext(configuration)
         } catch {
             return ProxyServerSetupError.tlsListener(error).description

@@ -13,7 +13,7 @@ extension ConfigOption {
         staticList, staticRefresh, resolverTimeout, resolverCAFile, ipFamily, systemFallback, systemDNSDomain, hostsFile,
         minTTL, maxTTL, negativeTTL, maxStale, cacheSize, cacheImmutable, cacheFile,
         keepaliveDomains, preload,
-        connectPorts, allowDestination, route, parentProxy, parentResolve, parentDown,
+        connectPorts, allowDestination, route, parentProxy, parentResolve, parentDown, parentCAFile,
         allowClient, proxyAuth, proxyAuthRealm, maxConnections, maxConnectionsPerClient,
         caFile, tlsUpgrade, spkiPins,
         logLevel, logFormat, accessLog, accessLogFormat, accessLogReferer, requestIDHeader, metrics, networkMonitor,

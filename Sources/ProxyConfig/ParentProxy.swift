@@ -1,25 +1,31 @@
 /// `parent-proxy`: an upstream HTTP proxy the proxy's own connections go through (squid's
-/// `cache_peer`, tinyproxy's `upstream`), with optional Basic credentials.
+/// `cache_peer`, tinyproxy's `upstream`), with optional Basic credentials, spoken to in clear
+/// (`http://`) or over TLS (`https://`, squid's `https_port`).
 public struct ParentProxy: Sendable, Hashable, CustomStringConvertible {
     public var host: String
     public var port: Int
     /// `user:password` for `Proxy-Authorization: Basic`; nil: none.
     public var credentials: String?
+    /// `https://`: TLS to the parent itself, its certificate verified against `host`.
+    public var tls: Bool
 
-    public init(host: String, port: Int, credentials: String? = nil) {
+    public init(host: String, port: Int, credentials: String? = nil, tls: Bool = false) {
         self.host = host
         self.port = port
         self.credentials = credentials
+        self.tls = tls
     }
 
-    /// `http://[user:password@]host:port`; the port is required (parents listen on 3128, 8080, ...).
+    static let expectation = "expected http://[user:password@]host:port or https://..., like http://proxy.corp.example:3128"
+
+    /// `http://[user:password@]host:port` or `https://...`; the port is required (parents listen
+    /// on 3128, 8080, ...).
     public init(parsing text: String) throws(ConfigurationError) {
-        let expectation = "expected http://[user:password@]host:port, like http://proxy.corp.example:3128"
-        guard text.lowercased().hasPrefix("http://") else {
-            throw .malformedValue(reason: text.lowercased().hasPrefix("https://")
-                ? "a parent spoken to over TLS is not supported; \(expectation)" : expectation)
-        }
-        var rest = Substring(text.dropFirst("http://".count))
+        let expectation = Self.expectation
+        let lowered = text.lowercased()
+        let scheme = ["http://", "https://"].first { lowered.hasPrefix($0) }
+        guard let scheme else { throw .malformedValue(reason: expectation) }
+        var rest = Substring(text.dropFirst(scheme.count))
         if rest.hasSuffix("/") { rest = rest.dropLast() }
         guard !rest.contains("/"), !rest.contains("?") else { throw .malformedValue(reason: "a parent proxy URL has no path; \(expectation)") }
         var credentials: String?
@@ -38,7 +44,7 @@ public struct ParentProxy: Sendable, Hashable, CustomStringConvertible {
             throw .malformedValue(reason: "\(error); \(expectation)")
         }
         guard authority.port > 0 else { throw .malformedValue(reason: "the port is missing; \(expectation)") }
-        self.init(host: authority.host, port: authority.port, credentials: credentials)
+        self.init(host: authority.host, port: authority.port, credentials: credentials, tls: scheme == "https://")
     }
 
     /// `%XX` in credentials (a password with `@` or `:` in it).
@@ -65,11 +71,13 @@ public struct ParentProxy: Sendable, Hashable, CustomStringConvertible {
     /// `host:port` as dialed (IPv6 in brackets).
     public var endpoint: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
+    public var scheme: String { tls ? "https" : "http" }
+
     /// The URL with the password replaced: safe for logs, `config check` and the admin page.
     public var description: String {
-        guard let credentials else { return "http://\(endpoint)" }
+        guard let credentials else { return "\(scheme)://\(endpoint)" }
         let user = credentials.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
-        return "http://\(user):***@\(endpoint)"
+        return "\(scheme)://\(user):***@\(endpoint)"
     }
 }
 

@@ -103,6 +103,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var parentResolve: ParentResolve = .placeholder
     /// What happens when the parent is unreachable (`parent-down`). Default fail.
     public var parentDown: ParentDown = .placeholder
+    /// Trust anchors (PEM) for an `https://` parent's certificate, beside the system store; nil:
+    /// those of `caFile`. Default nil.
+    public var parentCAFile: String?
     /// Clients allowed to connect; any other gets 403 before its request is read. Default
     /// `ClientACL.defaultBlocks` (loopback, RFC 1918, CGNAT, link-local, ULA).
     public var allowClients: [CIDR] = .placeholder

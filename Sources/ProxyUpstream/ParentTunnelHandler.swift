@@ -1,5 +1,6 @@
 import HTTPDNS
 import NIOCore
+import OpenSSLTLS
 import ProxyKit
 
 /// The first handler of a connection to the parent proxy: asks it for a tunnel (`CONNECT target`)
@@ -23,6 +24,12 @@ final class ParentTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The parent closed (or broke) the connection before a complete answer.
     struct ParentClosed: Error, CustomStringConvertible {
         var description: String
+    }
+
+    /// TLS to an `https://` parent failed (below this handler) before the tunnel was up.
+    struct ParentTLSFailed: Error, CustomStringConvertible {
+        var error: TLSError
+        var description: String { "\(error)" }
     }
 
     static let maximumHeadLength = 16 * 1024
@@ -133,7 +140,18 @@ final class ParentTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
+    /// An `https://` parent's own handshake completing below this handler: not the origin's
+    /// (which the handlers above wait for), so it stops here.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if !done, event is TLSClientEvent { return }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if !done, let tls = error as? TLSError {
+            fail(ParentTLSFailed(error: tls), context: context)
+            return
+        }
         if !done {
             fail(ParentClosed(description: "the connection to the parent failed: \(error)"), context: context)
             return

@@ -6,8 +6,8 @@ import ProxyConfig
 import ProxyKit
 
 /// Connections through the parent proxy (`parent-proxy`): one TCP connection to the parent per
-/// attempt, `CONNECT target` on it (`ParentTunnelHandler`), then TLS and the caller's handlers
-/// over the tunnel. The targets are tried in order (the addresses HTTPDNS gave, health first, or
+/// attempt (TLS to the parent on it for an `https://` parent), `CONNECT target` on it
+/// (`ParentTunnelHandler`), then TLS to the origin and the caller's handlers over the tunnel. The targets are tried in order (the addresses HTTPDNS gave, health first, or
 /// the name with `parent-resolve parent`); a 502, 503 or 504 from the parent moves on to the next.
 extension UpstreamConnector {
     /// What the parent is asked to connect to.
@@ -59,6 +59,8 @@ extension UpstreamConnector {
                     let sync = channel.pipeline.syncOperations
                     // The proxy's own connection, for the transparent listener's loop check.
                     try sync.addHandler(ConnectAttemptObserver(health: nil, attempts: nil, own: own))
+                    // An https:// parent: TLS to it first; the CONNECT and everything after go inside.
+                    if let parentTLS = parent.tlsHandler() { try sync.addHandler(parentTLS) }
                     try sync.addHandler(
                         ParentTunnelHandler(target: targetText, credentials: parent.proxy.credentials, answerTimeout: connectTimeout, result: promise))
                     if let tls = plan.tls, let tlsContext {
@@ -112,6 +114,14 @@ extension UpstreamConnector {
             }
     }
 
+    /// TLS to an `https://` parent failed (its certificate, most often): not a reason to go direct.
+    static func parentTLSFailure(_ error: any Error, parent: ParentProxy) -> ProxyError {
+        ProxyError(
+            .connectFailed,
+            "TLS to the parent proxy \(parent.scheme)://\(parent.endpoint) failed: \(error) (its certificate must name \(parent.host) "
+                + "and chain to the system store or --parent-ca-file)")
+    }
+
     /// The parent refused the tunnel or TLS over it failed: the next target for a 502, 503 or 504,
     /// else an error that says what the parent answered and what to change.
     private func afterParentFailure(
@@ -121,6 +131,9 @@ extension UpstreamConnector {
         let endpoint = parent.proxy.endpoint
         let targetText = targets.first?.text(port: plan.port) ?? "?"
         guard let refusal = error as? ParentTunnelHandler.ParentRefusal else {
+            if let failed = error as? ParentTunnelHandler.ParentTLSFailed {
+                return eventLoop.makeFailedFuture(Self.parentTLSFailure(failed.error, parent: parent.proxy))
+            }
             if let closed = error as? ParentTunnelHandler.ParentClosed {
                 return eventLoop.makeFailedFuture(ProxyError(.connectFailed, "the parent proxy \(endpoint), asked for \(targetText): \(closed)"))
             }
@@ -176,22 +189,42 @@ extension UpstreamConnector {
         return originBootstrap(on: eventLoop)
             .channelInitializer { channel in
                 do {
-                    try channel.pipeline.syncOperations.addHandler(ConnectAttemptObserver(health: nil, attempts: nil, own: own))
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(ConnectAttemptObserver(health: nil, attempts: nil, own: own))
+                    // An https:// parent: the requests go to it over TLS, once its certificate is verified.
+                    if let parentTLS = parent.tlsHandler() {
+                        try sync.addHandler(parentTLS)
+                        try sync.addHandler(TLSHandshakeGate(serverName: parent.proxy.host))
+                    }
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
                 }
                 return channelInitializer(channel)
             }
             .connect(host: parent.proxy.host, port: parent.proxy.port)
-            .map { channel in
-                ConnectedUpstream(
+            .flatMapErrorThrowing { error in throw ParentUnreachable(error: error) }
+            .flatMap { channel -> EventLoopFuture<ConnectedUpstream> in
+                let upstream = ConnectedUpstream(
                     channel: channel, address: channel.remoteAddress ?? (try! SocketAddress(ipAddress: "0.0.0.0", port: 0)), source: .parent,
                     resolveTime: .zero, connectTime: NIODeadline.now() - started, tls: nil, parentForward: forward)
+                guard parent.tls != nil else { return eventLoop.makeSucceededFuture(upstream) }
+                do {
+                    return try channel.pipeline.syncOperations.handler(type: TLSHandshakeGate.self).handshakeResult(on: eventLoop)
+                        .map { _ in upstream }
+                        .flatMapError { error in
+                            channel.close(promise: nil)
+                            return eventLoop.makeFailedFuture(Self.parentTLSFailure(error, parent: parent.proxy))
+                        }
+                } catch {
+                    channel.close(promise: nil)
+                    return eventLoop.makeFailedFuture(error)
+                }
             }
             .flatMapError { error in
+                guard let unreachable = error as? ParentUnreachable else { return eventLoop.makeFailedFuture(error) }
                 guard parent.down == .direct else {
                     return eventLoop.makeFailedFuture(
-                        ProxyError(.connectFailed, "the parent proxy \(parent.proxy.endpoint) is unreachable: \(error) (parent-down fail)"))
+                        ProxyError(.connectFailed, "the parent proxy \(parent.proxy.endpoint) is unreachable: \(unreachable.error) (parent-down fail)"))
                 }
                 return self.connect(host: host, port: port, tls: nil, avoiding: avoiding, on: eventLoop, direct: true, channelInitializer: channelInitializer)
             }

@@ -60,11 +60,20 @@ package final class UpstreamConnector: Sendable {
         var proxy: ParentProxy
         var resolve: ParentResolve
         var down: ParentDown
+        /// An `https://` parent: the trust its certificate is verified with (nil: `http://`).
+        var tls: TLSClientContext?
 
-        package init(proxy: ParentProxy, resolve: ParentResolve, down: ParentDown) {
+        package init(proxy: ParentProxy, resolve: ParentResolve, down: ParentDown, tls: TLSClientContext? = nil) {
             self.proxy = proxy
             self.resolve = resolve
             self.down = down
+            self.tls = tls
+        }
+
+        /// TLS to the parent itself, first in the pipeline: its certificate must name the host in
+        /// the URL. Nil for an `http://` parent.
+        func tlsHandler() -> OpenSSLHandler? {
+            tls.map { OpenSSLHandler(context: $0, serverName: proxy.host, port: proxy.port) }
         }
     }
 

@@ -65,6 +65,14 @@ struct ConfigCheckAgreementTests {
                  arguments: tlsListen + ["--tls-cert", certificate, "--tls-key", key, "--tls-client-ca", "\(missing).pem"],
                  valid: false, reason: "cannot read client CA file"),
             Case(description: "a parent proxy and routes", arguments: ["--parent-proxy", "http://127.0.0.1:9", "--route", "a.test=direct"], valid: true),
+            Case(description: "an https:// parent with its CA", arguments: ["--parent-proxy", "https://127.0.0.1:9", "--parent-ca-file", certificate],
+                 valid: true),
+            Case(description: "an https:// parent with a missing --parent-ca-file",
+                 arguments: ["--parent-proxy", "https://127.0.0.1:9", "--parent-ca-file", "\(missing).pem"],
+                 valid: false, reason: "cannot read --parent-ca-file"),
+            Case(description: "an https:// parent with a --parent-ca-file that is no certificate",
+                 arguments: ["--parent-proxy", "https://127.0.0.1:9", "--parent-ca-file", try file("junk-parent.pem", "not a certificate\n")],
+                 valid: false, reason: "TLS to the parent proxy"),
             Case(description: "a route to the parent without one", arguments: ["--route", "a.test=parent"], valid: false, reason: "but none is set"),
             Case(description: "access log in a missing directory", arguments: ["--access-log", "\(missing)/access.log"],
                  valid: false, reason: "access log"),
@@ -118,6 +126,7 @@ struct ConfigCheckAgreementTests {
         let edits = [
             ("access-log: \(directory)/missing/access.log\n", "access log"),
             ("doh-listen: 127.0.0.1:\(port)\n", "cannot both listen"),
+            ("parent-proxy: https://127.0.0.1:9\nparent-ca-file: \(directory)/missing.pem\n", "cannot read --parent-ca-file"),
         ]
         for (yaml, reason) in edits {
             try yaml.write(toFile: file, atomically: true, encoding: .utf8)

@@ -21,7 +21,11 @@ struct ParentProxyTests {
         let port: Int
         let child: ChildProcess
 
-        init(refuseIPLiterals: Bool = false, hosts: String = "", users: String? = nil, connectOnly443: Bool = false) throws {
+        /// `tls`: a certificate and key for an `https_port` (squid speaks TLS to its clients).
+        init(
+            refuseIPLiterals: Bool = false, hosts: String = "", users: String? = nil, connectOnly443: Bool = false,
+            tls: (certificatePEM: String, privateKeyPEM: String)? = nil
+        ) throws {
             guard let squid = ParentProxyTests.squidPath else { throw ExternalTool.Failure(description: "squid is not installed") }
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-squid-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -29,8 +33,15 @@ struct ParentProxyTests {
             let user = getpwnam("proxy") != nil ? "proxy" : "nobody"
             let path = directory.path
             try (hosts + "\n").write(toFile: path + "/hosts", atomically: true, encoding: .utf8)
+            var listener = "http_port 127.0.0.1:\(port)"
+            if let tls {
+                try tls.certificatePEM.write(toFile: path + "/cert.pem", atomically: true, encoding: .utf8)
+                try tls.privateKeyPEM.write(toFile: path + "/key.pem", atomically: true, encoding: .utf8)
+                for file in ["cert.pem", "key.pem"] { chmod(path + "/" + file, 0o644) }
+                listener = "https_port 127.0.0.1:\(port) tls-cert=\(path)/cert.pem tls-key=\(path)/key.pem"
+            }
             var configuration = """
-                http_port 127.0.0.1:\(port)
+                \(listener)
                 visible_hostname test-parent
                 pid_filename \(path)/squid.pid
                 cache_log \(path)/cache.log

@@ -64,7 +64,11 @@ struct ParentProxyURLTests {
         #expect(parent.description == "http://alice:***@proxy.corp.example:3128", "the password never shows")
         let v6 = try ParentProxy(parsing: "HTTP://[fd00::3]:8080")
         #expect(v6.endpoint == "[fd00::3]:8080" && v6.credentials == nil)
-        for bad in ["proxy.corp.example:3128", "https://proxy:3128", "http://proxy", "http://proxy:3128/path", "http://:pw@proxy:3128", "http://alice@proxy:3128"] {
+        let secure = try ParentProxy(parsing: "https://bob:pw@proxy.corp.example:3129")
+        #expect(secure == ParentProxy(host: "proxy.corp.example", port: 3129, credentials: "bob:pw", tls: true))
+        #expect(secure.description == "https://bob:***@proxy.corp.example:3129" && secure.scheme == "https")
+        #expect(try ParentProxy(parsing: "http://proxy:3128").tls == false)
+        for bad in ["proxy.corp.example:3128", "socks5://proxy:1080", "https://proxy", "http://proxy", "http://proxy:3128/path", "http://:pw@proxy:3128", "http://alice@proxy:3128"] {
             #expect(throws: ConfigurationError.self, "\(bad)") { _ = try ParentProxy(parsing: bad) }
         }
     }

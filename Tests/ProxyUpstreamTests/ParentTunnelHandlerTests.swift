@@ -1,5 +1,6 @@
 import NIOCore
 import NIOEmbedded
+import OpenSSLTLS
 import Testing
 
 @testable import ProxyUpstream
@@ -114,5 +115,36 @@ import Testing
         let line = (failure as? ParentTunnelHandler.ParentRefusal)?.statusLine ?? ""
         #expect(line.hasPrefix("HTTP/1.1 403 No"))
         #expect(!line.contains("\u{1B}") && !line.contains("\n"), "\(line.debugDescription)")
+    }
+
+    /// An https:// parent: TLS to it sits below this handler. Its handshake event must not reach
+    /// the handlers above (the origin's TLS gate would take it for the origin's handshake), and
+    /// its failure fails the tunnel as a TLS failure, not as an unreachable parent.
+    @Test func theParentsOwnTLSStaysBelowTheTunnel() throws {
+        final class Events: ChannelInboundHandler, @unchecked Sendable {
+            typealias InboundIn = ByteBuffer
+            var seen: [String] = []
+            func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) { seen.append("\(event)") }
+        }
+        let f = try Fixture()
+        let events = Events()
+        try f.channel.pipeline.syncOperations.addHandler(events)
+        try f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        let parentHandshake = TLSClientEvent.handshakeCompleted(negotiatedProtocol: nil, resumed: false, tlsVersion: "TLSv1.3")
+        f.channel.pipeline.fireUserInboundEventTriggered(parentHandshake)
+        #expect(events.seen.isEmpty, "the parent's handshake stops at the tunnel")
+        try f.channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 Connection established\r\n\r\n"))
+        // Past the answer the tunnel is gone: the origin's handshake event goes up.
+        f.channel.pipeline.fireUserInboundEventTriggered(parentHandshake)
+        #expect(events.seen.count == 1)
+
+        let g = try Fixture()
+        try g.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        var failure: (any Error)?
+        g.result.futureResult.whenFailure { failure = $0 }
+        g.channel.pipeline.fireErrorCaught(TLSError.certificateInvalid(host: "parent.test", reason: "unable to get local issuer certificate"))
+        let tls = try #require(failure as? ParentTunnelHandler.ParentTLSFailed, "\(String(describing: failure))")
+        #expect("\(tls)".contains("unable to get local issuer certificate"))
+        #expect(!g.channel.isActive)
     }
 }

@@ -59,6 +59,7 @@ extension ClientConnectionHandler {
         }
         connection.dialedAddress = connected.address
         connection.parentForward = connected.parentForward
+        connection.reusable = !connected.bypassedParent
         connection.lease = ConnectionLease(source: connected.source, dialedAt: now, lifetime: connected.answerLifetime)
         attach(
             connection,

@@ -108,10 +108,20 @@ extension UpstreamConnector {
                     return eventLoop.makeFailedFuture(
                         ProxyError(.connectFailed, "the parent proxy \(endpoint) is unreachable: \(unreachable.error) (parent-down fail)"))
                 }
-                return self.connect(
-                    host: plan.host, port: plan.port, tls: plan.tls, avoiding: avoiding, on: eventLoop, direct: true,
-                    channelInitializer: plan.channelInitializer)
+                return self.bypassingParent(
+                    self.connect(
+                        host: plan.host, port: plan.port, tls: plan.tls, avoiding: avoiding, on: eventLoop, direct: true,
+                        channelInitializer: plan.channelInitializer))
             }
+    }
+
+    /// A connection `parent-down direct` made instead: marked, so that it is not pooled.
+    func bypassingParent(_ connected: EventLoopFuture<ConnectedUpstream>) -> EventLoopFuture<ConnectedUpstream> {
+        connected.map { upstream in
+            var upstream = upstream
+            upstream.bypassedParent = true
+            return upstream
+        }
     }
 
     /// TLS to an `https://` parent failed (its certificate, most often): not a reason to go direct.
@@ -226,7 +236,8 @@ extension UpstreamConnector {
                     return eventLoop.makeFailedFuture(
                         ProxyError(.connectFailed, "the parent proxy \(parent.proxy.endpoint) is unreachable: \(unreachable.error) (parent-down fail)"))
                 }
-                return self.connect(host: host, port: port, tls: nil, avoiding: avoiding, on: eventLoop, direct: true, channelInitializer: channelInitializer)
+                return self.bypassingParent(
+                    self.connect(host: host, port: port, tls: nil, avoiding: avoiding, on: eventLoop, direct: true, channelInitializer: channelInitializer))
             }
     }
 }

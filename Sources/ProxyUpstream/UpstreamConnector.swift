@@ -21,6 +21,9 @@ package struct ConnectedUpstream: Sendable {
     package var answerLifetime: TimeAmount? = nil
     /// Set when the channel goes to the parent proxy itself, for an absolute-form request.
     package var parentForward: ParentForward? = nil
+    /// Dialed directly because the parent proxy was unreachable (`parent-down direct`): not to be
+    /// kept for reuse, so traffic returns to the parent once it is back.
+    package var bypassedParent = false
 }
 
 /// Name → addresses (resolver) → destination policy on each address → order by learned health

@@ -61,6 +61,8 @@ package final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChann
     /// Set when the connection goes to the parent proxy itself: every request on it is sent in
     /// absolute form naming this authority.
     package var parentForward: ParentForward?
+    /// False for a connection the pool must not keep (made while the parent proxy was down).
+    package var reusable = true
     /// The HTTP decoder handler in front of this one, removed by reference after an upgrade.
     package var decoderHandler: ByteToMessageHandler<UpstreamResponseDecoder>?
 

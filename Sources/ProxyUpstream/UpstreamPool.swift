@@ -83,12 +83,13 @@ package final class UpstreamPool: @unchecked Sendable {
         }
     }
 
-    /// Keeps a finished connection for reuse, or closes it when the origin's idle slots are full.
+    /// Keeps a finished connection for reuse, or closes it: when the origin's idle slots are full,
+    /// its lease ended, it was retired, or it is not reusable (made while the parent was down).
     func put(_ connection: UpstreamHTTPConnection) {
         eventLoop.preconditionInEventLoop()
         connection.detach()
         connection.setReadAllowed(true)
-        guard connection.isUsable, maxIdlePerOrigin > 0, !isRetired(connection), leaseHolds(connection) else {
+        guard connection.isUsable, connection.reusable, maxIdlePerOrigin > 0, !isRetired(connection), leaseHolds(connection) else {
             connection.close()
             return
         }

@@ -7,7 +7,8 @@ import ProxyKit
 /// as soon as the TCP connection is up, holds every write from the handlers above until the
 /// parent's answer, then either steps aside (2xx: the bytes written so far go out, bytes that
 /// came after the answer are handed up) or fails `result` with `ParentRefusal` and closes.
-/// The answer's head is bounded (16 KiB); nothing after a refusal is read.
+/// Interim 1xx answers are skipped; the answer's heads are bounded (16 KiB together); nothing
+/// after a refusal is read.
 final class ParentTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -42,6 +43,8 @@ final class ParentTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Succeeds when the tunnel is up; fails with `ParentRefusal` or `ParentClosed`.
     let result: EventLoopPromise<Void>
     private var answer: ByteBuffer?
+    /// Bytes of the answer's heads consumed so far (interim ones included), against the bound.
+    private var headBytesSeen = 0
     private var held: [(ByteBuffer, EventLoopPromise<Void>?)] = []
     private var heldFlush = false
     private var done = false
@@ -100,21 +103,34 @@ final class ParentTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         var bytes = unwrapInboundIn(data)
         answer.writeBuffer(&bytes)
-        self.answer = answer
-        guard let end = answer.readableBytesView.firstRange(of: [13, 10, 13, 10]) else {
-            if answer.readableBytes > Self.maximumHeadLength {
-                fail(ParentClosed(description: "the parent's answer to CONNECT has a head over \(Self.maximumHeadLength) bytes"), context: context)
+        var status = 0
+        var statusLine = ""
+        // Interim answers (100, 102, 103: RFC 9110 §15.2) come before the final one and say nothing
+        // about the tunnel; the head bound counts them all.
+        repeat {
+            self.answer = answer
+            guard let end = answer.readableBytesView.firstRange(of: [13, 10, 13, 10]) else {
+                if answer.readableBytes + headBytesSeen > Self.maximumHeadLength {
+                    fail(ParentClosed(description: "the parent's answer to CONNECT has a head over \(Self.maximumHeadLength) bytes"), context: context)
+                }
+                return
             }
-            return
-        }
-        let headLength = end.upperBound - answer.readableBytesView.startIndex
-        let head = answer.readSlice(length: headLength).map { String(buffer: $0) } ?? ""
-        let statusLine = ProxyError.sanitized(head.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? "", limit: 200)
-        let parts = statusLine.split(separator: " ", maxSplits: 2)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]), (100...599).contains(status) else {
-            fail(ParentClosed(description: "the parent's answer to CONNECT is not HTTP: '\(statusLine.prefix(80))'"), context: context)
-            return
-        }
+            let headLength = end.upperBound - answer.readableBytesView.startIndex
+            headBytesSeen += headLength
+            guard headBytesSeen <= Self.maximumHeadLength else {
+                fail(ParentClosed(description: "the parent's answer to CONNECT has a head over \(Self.maximumHeadLength) bytes"), context: context)
+                return
+            }
+            let head = answer.readSlice(length: headLength).map { String(buffer: $0) } ?? ""
+            statusLine = ProxyError.sanitized(head.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? "", limit: 200)
+            let parts = statusLine.split(separator: " ", maxSplits: 2)
+            guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let code = Int(parts[1]), (100...599).contains(code) else {
+                fail(ParentClosed(description: "the parent's answer to CONNECT is not HTTP: '\(statusLine.prefix(80))'"), context: context)
+                return
+            }
+            status = code
+        } while (100...199).contains(status) && status != 101
+        self.answer = answer
         guard (200...299).contains(status) else {
             fail(ParentRefusal(status: status, statusLine: String(statusLine.prefix(200))), context: context)
             return

@@ -117,6 +117,42 @@ import Testing
         #expect(!line.contains("\u{1B}") && !line.contains("\n"), "\(line.debugDescription)")
     }
 
+    /// Interim answers before the final one (RFC 9110 §15.2) are skipped, within the head bound;
+    /// a 101 is no interim answer to a CONNECT.
+    @Test func interimAnswersAreSkippedWithinTheHeadBound() throws {
+        let f = try Fixture()
+        try f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        _ = try f.written()
+        f.channel.writeAndFlush(ByteBuffer(string: "hello"), promise: nil)
+        var succeeded = false
+        f.result.futureResult.whenSuccess { succeeded = true }
+        try f.channel.writeInbound(ByteBuffer(string: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n"))
+        #expect(!succeeded && f.channel.isActive)
+        try f.channel.writeInbound(ByteBuffer(string: "\r\nHTTP/1.1 200 Connection established\r\n\r\nSERVER-FIRST"))
+        #expect(succeeded)
+        #expect(try f.written() == "hello")
+        #expect(try f.channel.readInbound(as: ByteBuffer.self).map { String(buffer: $0) } == "SERVER-FIRST")
+
+        let switching = try Fixture()
+        try switching.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        var refusal: (any Error)?
+        switching.result.futureResult.whenFailure { refusal = $0 }
+        try switching.channel.writeInbound(ByteBuffer(string: "HTTP/1.1 101 Switching Protocols\r\n\r\n"))
+        #expect((refusal as? ParentTunnelHandler.ParentRefusal)?.status == 101)
+
+        // Endless interim answers: failed once their heads pass 16 KiB, nothing handed up.
+        let endless = try Fixture()
+        try endless.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        var failure: (any Error)?
+        endless.result.futureResult.whenFailure { failure = $0 }
+        for _ in 0..<1000 where failure == nil {
+            try? endless.channel.writeInbound(ByteBuffer(string: "HTTP/1.1 102 Processing\r\n\r\n"))
+        }
+        #expect("\(failure.map { "\($0)" } ?? "")".contains("head over 16384 bytes"))
+        #expect(!endless.channel.isActive)
+        #expect(try endless.channel.readInbound(as: ByteBuffer.self) == nil)
+    }
+
     /// An https:// parent: TLS to it sits below this handler. Its handshake event must not reach
     /// the handlers above (the origin's TLS gate would take it for the origin's handshake), and
     /// its failure fails the tunnel as a TLS failure, not as an unreachable parent.

@@ -29,10 +29,14 @@ from .lib.results import Run, add_output_arguments, fmt_num, ratio, relpath
 from .lib.tools import add_binary_arguments, build_product, proxy_binary, raise_nofile, require_tools
 from .lib.wrk import script, wrk
 
-TARGETS = ["direct", "tinyproxy", "squid", "nginx-proxy", "httpdns-proxy"]
+TARGETS = ["direct", "tinyproxy", "squid", "nginx-proxy", "httpdns-proxy", "httpdns-proxy-parent"]
 # nginx is the anchor for HTTP figures: a keep-alive reverse-proxy pool, the best event-driven C
 # path a user could pick; it has no CONNECT, so tunnel scenarios leave it out.
 HTTP_ONLY = {"nginx-proxy"}
+# httpdns-proxy with the squid target as its --parent-proxy (HTTPDNS resolves, squid is asked for
+# CONNECT IP:port, plain HTTP rides pooled tunnels through it): its CPU column is httpdns-proxy's
+# alone; squid's own cost is the squid column's. Needs the squid target; not in the default set.
+PARENT = "httpdns-proxy-parent"
 # --before-bin: a second httpdns-proxy binary (the "before" of a change) measured in the same
 # rounds as the "after" one, as one more target
 BEFORE = "httpdns-proxy-before"
@@ -126,7 +130,7 @@ class Bench:
         d = self.workdir / name
         d.mkdir(exist_ok=True)
         logpath = self.logs / ("%s.log" % name)
-        if name in ("httpdns-proxy", BEFORE):
+        if name in ("httpdns-proxy", BEFORE, PARENT):
             admin = free_port()
             binary = self.args.before_bin if name == BEFORE else self.args.proxy_bin
             argv = [binary, "--listen", "127.0.0.1:%d" % port,
@@ -139,6 +143,8 @@ class Bench:
                     # every load comes from one client IP; the default per-client limit (256)
                     # would refuse most of the idle tunnels
                     "--max-connections-per-client", str(max_clients or 4096)]
+            if name == PARENT:
+                argv += ["--parent-proxy", "http://127.0.0.1:%d" % self.ports["squid"]]
         elif name == "nginx-proxy":
             # nginx as the proxy anchor: 2 workers (one per core here), an upstream keep-alive
             # pool to the origin, HTTP/1.1 upstream, buffering as shipped. It takes the
@@ -242,7 +248,7 @@ Allow 127.0.0.1
             return "http://%s" % host, path, host, ["http://%s%s" % (host, path)]
         # squid and tinyproxy resolve with system DNS: the literal avoids any lookup;
         # httpdns-proxy resolves origin.test through the fake HTTPDNS service (cache path)
-        host = ("origin.test:%d" if target in ("httpdns-proxy", BEFORE) else "127.0.0.1:%d") % nginx
+        host = ("origin.test:%d" if target in ("httpdns-proxy", BEFORE, PARENT) else "127.0.0.1:%d") % nginx
         proxy = "http://127.0.0.1:%d" % self.ports[target]
         return proxy, "http://%s%s" % (host, path), host, ["-x", proxy, "http://%s%s" % (host, path)]
 
@@ -545,7 +551,7 @@ Allow 127.0.0.1
         a = self.args
         targets = a.targets
         self.start_origin()
-        if "httpdns-proxy" in targets:
+        if {"httpdns-proxy", PARENT} & set(targets):
             self.start_fake_httpdns()
         if "idle" in a.scenarios:
             self.start_idle_server()
@@ -601,7 +607,7 @@ Allow 127.0.0.1
             self.results["pinned"] = self.pinned()
         if "idle" in a.scenarios:
             for target in targets:
-                if target == "direct" or target in HTTP_ONLY:
+                if target in ("direct", PARENT) or target in HTTP_ONLY:
                     continue
                 n = a.tinyproxy_tunnels if target == "tinyproxy" else a.tunnels
                 log("idle tunnels through %s (N=%d)" % (target, n))
@@ -656,7 +662,7 @@ def aggregate_tunnel(runs):
 # ----------------------------------------------------------------------------- command line
 def add_arguments(p, tunnels=False):
     default_scenarios = "tunnel,idle" if tunnels else "keepalive,light"
-    default_targets = "direct,tinyproxy,squid,httpdns-proxy" if tunnels else ",".join(TARGETS)
+    default_targets = "direct,tinyproxy,squid,httpdns-proxy" if tunnels else ",".join(t for t in TARGETS if t != PARENT)
     p.add_argument("--scenarios", default=default_scenarios,
                    help="comma-separated, of: keepalive (wrk -t2 -c64, 1 KiB and 64 KiB), light (wrk -t1 -c1, "
                         "1 KiB), tunnel (1 GiB through CONNECT), idle (RSS per idle CONNECT tunnel), ceiling "
@@ -664,7 +670,8 @@ def add_arguments(p, tunnels=False):
                         "fresh, loaded, idle; binary size), pinned (bench pinned's CPU per request) "
                         "(default %s)" % default_scenarios)
     p.add_argument("--targets", default=default_targets,
-                   help="comma-separated, of: %s (default %s)" % (",".join(TARGETS), default_targets))
+                   help="comma-separated, of: %s (default %s; %s is httpdns-proxy with the squid target "
+                        "as its parent proxy)" % (",".join(TARGETS), default_targets, PARENT))
     p.add_argument("--duration", type=int, default=10, help="seconds of each wrk run (2..120, default 10)")
     p.add_argument("--rounds", type=int, default=3, help="wrk rounds over all targets; medians are reported "
                    "(default 3: the median of 3 sets one disturbed run aside)")
@@ -714,6 +721,8 @@ def main(args):
         args.before_bin = os.path.abspath(args.before_bin)
         order.append(BEFORE)
         args.targets.append(BEFORE)
+    if PARENT in args.targets and "squid" not in args.targets:
+        raise Fail("the %s target needs the squid target (its parent)" % PARENT)
     args.targets = [t for t in order if t in args.targets]  # canonical order
     tools = ["nginx", "wrk", "curl"] + [t for t in ("squid", "tinyproxy") if t in args.targets]
     if "pinned" in args.scenarios:
@@ -873,13 +882,18 @@ def _held(results, t):
 def _table(results, targets, params, rows):
     """Rows of figures per target, then httpdns-proxy's ratio to each base present."""
     bases = [b for b in ("direct", "squid", "nginx-proxy") if b in targets]
-    header = "| metric | " + " | ".join(targets) + "".join(" | httpdns ÷ %s" % b for b in bases) + " |"
-    lines = [header, "|" + " --- |" * (1 + len(targets) + len(bases))]
+    # Through the parent against the same proxy dialing directly: what the parent hop costs it.
+    via_parent = PARENT in targets and "httpdns-proxy" in targets
+    header = ("| metric | " + " | ".join(targets) + "".join(" | httpdns ÷ %s" % b for b in bases)
+              + (" | parent ÷ httpdns" if via_parent else "") + " |")
+    lines = [header, "|" + " --- |" * (1 + len(targets) + len(bases) + via_parent)]
     for label, keys, digits, scale, with_ratios in rows:
         vals = []
         for t in targets:
             v = keys(results, t) if callable(keys) else get(results, t, *keys)
             vals.append(v * scale if isinstance(v, (int, float)) else v)
+        if all(v is None for v in vals):
+            continue  # a scenario this run left out
         h = vals[targets.index("httpdns-proxy")] if "httpdns-proxy" in targets else None
         cells = [v if isinstance(v, str) else fmt_num(v, digits or 0) for v in vals]
         rs = []
@@ -887,5 +901,9 @@ def _table(results, targets, params, rows):
             bv = vals[targets.index(b)]
             ok = with_ratios and isinstance(h, (int, float)) and isinstance(bv, (int, float)) and bv > 0
             rs.append(ratio(h, bv) if ok else "—")
+        if via_parent:
+            pv = vals[targets.index(PARENT)]
+            ok = with_ratios and isinstance(h, (int, float)) and isinstance(pv, (int, float)) and h > 0
+            rs.append(ratio(pv, h) if ok else "—")
         lines.append("| %s | %s%s |" % (label, " | ".join(cells), "".join(" | " + r for r in rs)))
     return "\n".join(lines)

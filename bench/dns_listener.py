@@ -7,8 +7,11 @@ cached A answers only: httpdns-proxy answers from its HTTPDNS cache (filled from
 bench/peers/fake_httpdns.py), unbound and dnsmasq from their caches (filled from a tiny dnspython
 upstream). For each server: the highest rate dnsperf reaches in --duration seconds (100
 outstanding queries), then latency percentiles from a run at half that rate (dnsperf -v reports
-each query's latency), or at a fixed --rate (--no-max skips the maximum run).
+each query's latency), or at a fixed --rate (--no-max skips the maximum run). CPU per answer is the
+server's utime+stime over the maximum run divided by the answers in it. --before-bin adds an older
+httpdns-proxy binary as one more server in the same run.
 """
+import os
 import socket
 import subprocess
 import threading
@@ -16,10 +19,12 @@ import time
 
 from .lib.peers import fake_httpdns_argv
 from .lib.proc import Fail, Processes, free_port, log, session, udp_port
+from .lib.procfs import tree_cpu_seconds
 from .lib.results import Run, add_output_arguments
 from .lib.tools import add_binary_arguments, proxy_binary, require_tools, which
 
 NAMES = ["bench-%02d.test" % i for i in range(50)]
+BEFORE = "httpdns-proxy-before"
 
 
 def upstream_server(port, stop):
@@ -77,10 +82,12 @@ def dnsperf(args, port, datafile, rate=None, verbose=False, duration=None):
 
 def parse_dnsperf(out, verbose=False):
     """Queries per second, queries lost and (with -v) every answer's latency in ms."""
-    result = {"qps": None, "lost": None, "latencies_ms": []}
+    result = {"qps": None, "lost": None, "completed": None, "latencies_ms": []}
     for line in out.splitlines():
         line = line.strip()
-        if line.startswith("Queries per second:"):
+        if line.startswith("Queries completed:"):
+            result["completed"] = int(line.split()[2])
+        elif line.startswith("Queries per second:"):
             result["qps"] = float(line.split()[-1])
         elif line.startswith("Queries lost:"):
             result["lost"] = int(line.split()[2])
@@ -100,16 +107,21 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(len(values) * p / 100))]
 
 
-def measure(args, name, port, datafile):
+def measure(args, name, port, datafile, pid=None):
     for n in NAMES:
         ask(port, n)
-    best = {"qps": None, "lost": None} if args.no_max else dnsperf(args, port, datafile)
+    cpu0 = tree_cpu_seconds(pid) if pid else None
+    best = {"qps": None, "lost": None, "completed": None} if args.no_max else dnsperf(args, port, datafile)
+    cpu_us = None
+    if cpu0 is not None and best["completed"]:
+        cpu_us = round((tree_cpu_seconds(pid) - cpu0) * 1e6 / best["completed"], 2)
     half = args.rate or (best["qps"] / 2 if best["qps"] else 1000)
     latency = dnsperf(args, port, datafile, rate=half, verbose=True,
                       duration=args.latency_duration or min(args.duration, 5))
     lat = latency["latencies_ms"]
     row = {
-        "server": name, "max_qps": best["qps"], "lost_at_max": best["lost"], "half_rate": half,
+        "server": name, "max_qps": best["qps"], "lost_at_max": best["lost"], "cpu_us_per_answer": cpu_us,
+        "half_rate": half,
         "achieved_qps": latency["qps"],
         "p50_ms": percentile(lat, 50), "p90_ms": percentile(lat, 90), "p99_ms": percentile(lat, 99),
         "p999_ms": percentile(lat, 99.9), "answers_timed": len(lat), "lost_at_half": latency["lost"],
@@ -128,6 +140,8 @@ def add_arguments(ap):
     ap.add_argument("--latency-duration", type=int, help="seconds of the latency run (default min(duration, 5))")
     ap.add_argument("--proxy-threads", default="1", help="httpdns-proxy --threads (default 1: one event loop)")
     ap.add_argument("--proxy-log-level", default="warning", help="httpdns-proxy --log-level")
+    ap.add_argument("--before-bin", metavar="PATH", default="",
+                    help="also measure this httpdns-proxy binary (the before of a change) as server %s" % BEFORE)
     add_binary_arguments(ap)
     add_output_arguments(ap, "dns")
 
@@ -139,6 +153,13 @@ def main(args):
     except ImportError:
         raise Fail("dnspython is missing (scripts/ensure-deps.sh --with-test-tools)") from None
     args.binary, revision = proxy_binary(args)
+    servers = [s for s in args.servers.split(",") if s]
+    if args.before_bin:
+        if not os.access(args.before_bin, os.X_OK):
+            raise Fail("not an executable: %s" % args.before_bin)
+        args.before_bin = os.path.abspath(args.before_bin)
+        servers.insert(servers.index("httpdns-proxy") if "httpdns-proxy" in servers else 0, BEFORE)
+    args.servers = ",".join(servers)
     record = Run(args, "dns", ["dnsperf", "unbound", "dnsmasq"])
     record.doc["revision"] = revision
     record.doc["parameters"] = {"duration": args.duration, "server_cpu": args.server_cpu,
@@ -171,18 +192,19 @@ def measure_all(args, work, rows):
         pin = ["taskset", "-c", args.server_cpu]
         for server in args.servers.split(","):
             port = udp_port()
-            if server == "httpdns-proxy":
+            if server in ("httpdns-proxy", BEFORE):
                 service = free_port()
                 fake = fake_httpdns_argv(service, 3600, ["%s=192.0.2.%d" % (n, i + 1) for i, n in enumerate(NAMES)])
                 procs.start("fake-httpdns", fake, work / "fake.log")
                 time.sleep(1)
-                argv = pin + [args.binary, "--provider", "json",
+                binary = args.before_bin if server == BEFORE else args.binary
+                argv = pin + [binary, "--provider", "json",
                               "--resolver-url", "http://127.0.0.1:%d/resolve" % service,
                               "--resolver-ip", "127.0.0.1", "--ip-family", "ipv4", "--system-fallback", "false",
                               "--threads", args.proxy_threads, "--listen", "127.0.0.1:%d" % free_port(),
                               "--admin-listen", "off", "--dns-listen", "127.0.0.1:%d" % port, "--dns-rate-limit", "0",
                               "--dns-upstream", "127.0.0.1:%d" % upstream, "--log-level", args.proxy_log_level]
-                procs.start(server, argv, work / "httpdns-proxy.log")
+                procs.start(server, argv, work / ("%s.log" % server))
             elif server == "unbound":
                 conf = work / "unbound.conf"
                 conf.write_text("""server:
@@ -220,9 +242,9 @@ forward-zone:
             else:
                 raise Fail("unknown server %s" % server)
             wait_udp(port)
-            rows.append(measure(args, server, port, datafile))
+            rows.append(measure(args, server, port, datafile, procs.pid(server)))
             procs.stop(server)
-            if server == "httpdns-proxy":
+            if server in ("httpdns-proxy", BEFORE):
                 procs.stop("fake-httpdns")
     finally:
         stop.set()
@@ -243,10 +265,12 @@ def render(doc):
                 r["server"], f(r["achieved_qps"]), f(r["p50_ms"]), f(r["p90_ms"]), f(r["p99_ms"]), f(r["p999_ms"]),
                 r["lost_at_half"]))
         return "\n".join(lines)
-    lines = ["| server (1 core) | max cached A qps | lost | latency run at (qps) | p50 (ms) | p90 (ms) | p99 (ms) "
-             "| p99.9 (ms) | lost |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| server (1 core) | max cached A qps | lost | CPU µs/answer | latency run at (qps) | p50 (ms) | p90 (ms) "
+             "| p99 (ms) | p99.9 (ms) | lost |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            r["server"], f(r["max_qps"]), "—" if r["lost_at_max"] is None else r["lost_at_max"], f(r["achieved_qps"]),
+        cpu = r.get("cpu_us_per_answer")
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["server"], f(r["max_qps"]), "—" if r["lost_at_max"] is None else r["lost_at_max"],
+            "—" if cpu is None else "%.2f" % cpu, f(r["achieved_qps"]),
             f(r["p50_ms"]), f(r["p90_ms"]), f(r["p99_ms"]), f(r["p999_ms"]), r["lost_at_half"]))
     return "\n".join(lines)

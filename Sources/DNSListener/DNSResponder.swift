@@ -162,12 +162,7 @@ package final class DNSResponder: Sendable {
             return DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.noError, negativeTTL: min(ttl, negativeTTLCap), limit: limit)
         }
         if let health { ips = health.ordered(ips: ips, preferringPort: Self.healthPort) }
-        let length = family == .a ? 4 : 16
-        let records = ips.compactMap { ip -> DNSAnswerBuilder.Record? in
-            guard let data = DNSAnswerBuilder.addressData(ip), data.count == length else { return nil }
-            return DNSAnswerBuilder.Record(type: family.rawValue, ttl: ttl, rdata: data)
-        }
-        return DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.noError, records: records, limit: limit)
+        return DNSAnswerBuilder.addressAnswer(to: query, type: family.rawValue, ttl: ttl, ips: ips, limit: limit)
     }
 
     /// The hosts file's answer for a name it gives: its addresses of the asked family, NODATA for

@@ -65,6 +65,92 @@ public enum DNSAnswerBuilder {
         return out
     }
 
+    /// A NOERROR answer of A (`type` 1) or AAAA (28) records for `ips`, in order, written into one
+    /// buffer: no record values, no per-address arrays (the DNS listener's cached answers). Text
+    /// that is not an address of that family is skipped. Too big for `limit`: TC=1, no records.
+    public static func addressAnswer(to query: DNSQuery, type: UInt16, ttl: UInt32, ips: [String], limit: Int = 65535) -> [UInt8] {
+        let length = type == DNSRecordType.a.rawValue ? 4 : 16
+        var out: [UInt8] = []
+        out.reserveCapacity(12 + query.question.count + ips.count * (12 + length) + 11)
+        append16(query.id, to: &out)
+        append16(flags(rcode: DNSQuery.RCode.noError, queryFlags: query.flags, truncated: false), to: &out)
+        append16(1, to: &out)
+        append16(0, to: &out)                            // ANCOUNT, set below
+        append16(0, to: &out)
+        append16(query.edns == nil ? 0 : 1, to: &out)
+        out.append(contentsOf: query.question)
+        let recordsStart = out.count
+        var count: UInt16 = 0
+        for ip in ips {
+            let start = out.count
+            out.append(0xC0)
+            out.append(0x0C)
+            append16(type, to: &out)
+            append16(1, to: &out)
+            append32(ttl, to: &out)
+            append16(UInt16(length), to: &out)
+            guard appendAddress(ip, length: length, to: &out) else {
+                out.removeSubrange(start...)
+                continue
+            }
+            count += 1
+        }
+        if out.count + (query.edns == nil ? 0 : 11) > limit {
+            out.removeSubrange(recordsStart...)
+            count = 0
+            out[2] |= 0x02                               // TC
+        }
+        out[6] = UInt8(count >> 8)
+        out[7] = UInt8(count & 0xFF)
+        if query.edns != nil { appendOPT(extendedRCode: 0, to: &out) }
+        return out
+    }
+
+    /// Appends the `length` (4 or 16) address bytes of `text`; false (nothing appended) when it is
+    /// not an address of that length. Dotted-quad IPv4 is read by hand (the common case); anything
+    /// else goes through `IPAddress`.
+    static func appendAddress(_ text: String, length: Int, to out: inout [UInt8]) -> Bool {
+        if length == 4, let appended = appendDottedQuad(text, to: &out) { return appended }
+        guard let bytes = addressData(text), bytes.count == length else { return false }
+        out.append(contentsOf: bytes)
+        return true
+    }
+
+    /// Four decimal octets (0-255, no leading zeros, as inet_pton takes them): appended, true;
+    /// nil when the text is not of that shape (the caller then asks `IPAddress`).
+    private static func appendDottedQuad(_ text: String, to out: inout [UInt8]) -> Bool? {
+        var text = text
+        return text.withUTF8 { utf8 -> Bool? in
+            var octets: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
+            var index = 0
+            var value = 0
+            var digits = 0
+            for byte in utf8 {
+                if byte == UInt8(ascii: ".") {
+                    guard digits > 0, index < 3 else { return nil }
+                    withUnsafeMutableBytes(of: &octets) { $0[index] = UInt8(value) }
+                    index += 1
+                    value = 0
+                    digits = 0
+                } else if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                    guard !(digits == 1 && value == 0), digits < 3 else { return nil }
+                    value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                    guard value <= 255 else { return nil }
+                    digits += 1
+                } else {
+                    return nil
+                }
+            }
+            guard digits > 0, index == 3 else { return nil }
+            withUnsafeMutableBytes(of: &octets) { $0[3] = UInt8(value) }
+            out.append(octets.0)
+            out.append(octets.1)
+            out.append(octets.2)
+            out.append(octets.3)
+            return true
+        }
+    }
+
     /// The answer to a message that is not a query we serve (FORMERR, NOTIMP, BADVERS, REFUSED).
     public static func problem(rcode: UInt8, id: UInt16, queryFlags: UInt16, question: [UInt8]?, edns: DNSQuery.EDNS?) -> [UInt8] {
         var out: [UInt8] = []

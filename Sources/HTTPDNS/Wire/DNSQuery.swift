@@ -85,25 +85,27 @@ public struct DNSQuery: Sendable, Equatable {
         guard opcode == 0 else {
             throw .reply(rcode: RCode.notImp, id: id, flags: flags, question: nil, edns: nil, reason: "opcode \(opcode)")
         }
-        var reader = DNSWireReader(bytes)
-        try? reader.skip(4, "")
-        let counts = (0..<4).map { _ in (try? reader.readUInt16("")) ?? 0 }
-        guard counts[0] == 1 else { throw formErr("\(counts[0]) questions; exactly one is answered") }
-        guard counts[1] == 0, counts[2] == 0 else { throw formErr("a query with answer or authority records") }
-        guard counts[3] <= maximumAdditionalRecords else { throw formErr("\(counts[3]) additional records") }
+        // The four section counts, read in place (no array: this runs once per datagram).
+        func count(_ index: Int) -> UInt16 { UInt16(bytes[4 + 2 * index]) << 8 | UInt16(bytes[5 + 2 * index]) }
+        let questions = count(0), additional = count(3)
+        guard questions == 1 else { throw formErr("\(questions) questions; exactly one is answered") }
+        guard count(1) == 0, count(2) == 0 else { throw formErr("a query with answer or authority records") }
+        guard additional <= maximumAdditionalRecords else { throw formErr("\(additional) additional records") }
 
         let (name, nameEnd) = try readQuestionName(bytes, formErr: { formErr($0) })
         guard nameEnd + 4 <= bytes.count else { throw formErr("message ends inside the question") }
         let type = UInt16(bytes[nameEnd]) << 8 | UInt16(bytes[nameEnd + 1])
         let qclass = UInt16(bytes[nameEnd + 2]) << 8 | UInt16(bytes[nameEnd + 3])
         let question = Array(bytes[12..<(nameEnd + 4)])
-        reader = DNSWireReader(bytes)
+        var reader = DNSWireReader(bytes)
         try? reader.skip(nameEnd + 4, "")
 
         var edns: EDNS?
         do throws(WireError) {
-            for _ in 0..<counts[3] {
-                let owner = try reader.readName("an additional record name")
+            for _ in 0..<additional {
+                // The root (one zero byte), as an OPT record's owner always is, without building a name.
+                let ownerIsRoot = reader.remaining > 0 && bytes[reader.offset] == 0
+                if ownerIsRoot { try reader.skip(1, "an additional record name") } else { _ = try reader.readName("an additional record name") }
                 let rrType = try reader.readUInt16("an additional record")
                 let rrClass = try reader.readUInt16("an additional record")
                 let ttl = try reader.readUInt32("an additional record")
@@ -111,7 +113,7 @@ public struct DNSQuery: Sendable, Equatable {
                 try reader.skip(length, "the data of an additional record")
                 guard rrType == 41 else { continue }
                 guard edns == nil else { throw WireError.malformedMessage("two OPT records") }
-                guard owner == [0] else { throw WireError.malformedMessage("an OPT record not owned by the root") }
+                guard ownerIsRoot else { throw WireError.malformedMessage("an OPT record not owned by the root") }
                 edns = EDNS(payloadSize: max(512, Int(rrClass)), version: UInt8((ttl >> 16) & 0xFF), dnssecOK: ttl & 0x8000 != 0)
             }
         } catch {
@@ -125,9 +127,10 @@ public struct DNSQuery: Sendable, Equatable {
 
     /// The uncompressed question name at offset 12: its lowercased text (nil when it has bytes no
     /// host name has) and where it ends.
+    /// Two passes and no intermediate array: the first checks the labels, the second writes the
+    /// text straight into the string (names up to 15 bytes are small strings: no allocation).
     private static func readQuestionName(_ bytes: [UInt8], formErr: (String) -> Problem) throws(Problem) -> (String?, Int) {
         var position = 12
-        var text: [UInt8] = []
         var printable = true
         while true {
             guard position < bytes.count else { throw formErr("message ends inside the question name") }
@@ -138,13 +141,33 @@ public struct DNSQuery: Sendable, Equatable {
             guard position + 1 + length + 1 - 12 <= DNSName.maximumWireLength else {
                 throw formErr("question name longer than \(DNSName.maximumWireLength) bytes")
             }
-            if !text.isEmpty { text.append(UInt8(ascii: ".")) }
-            for byte in bytes[(position + 1)..<(position + 1 + length)] {
-                if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: ".") { printable = false }
-                text.append(DNSName.lowercasedASCII(byte))
+            for byte in bytes[(position + 1)..<(position + 1 + length)] where byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: ".") {
+                printable = false
             }
             position += 1 + length
         }
-        return (printable ? String(decoding: text, as: UTF8.self) : nil, position + 1)
+        let end = position + 1
+        guard printable else { return (nil, end) }
+        // Text length: the label bytes plus a dot between labels = the wire length minus the first
+        // length byte and the root (the root name alone: "").
+        let textLength = max(0, position - 12 - 1)
+        let name = String(unsafeUninitializedCapacity: textLength) { buffer in
+            var read = 12
+            var written = 0
+            while bytes[read] != 0 {
+                let length = Int(bytes[read])
+                if written > 0 {
+                    buffer[written] = UInt8(ascii: ".")
+                    written += 1
+                }
+                for index in (read + 1)..<(read + 1 + length) {
+                    buffer[written] = DNSName.lowercasedASCII(bytes[index])
+                    written += 1
+                }
+                read += 1 + length
+            }
+            return written
+        }
+        return (name, end)
     }
 }

@@ -187,4 +187,73 @@ import Testing
             }
         }
     }
+
+    /// The name is written straight into its string: lowercased, dots between labels, long names
+    /// (past the small-string size) too; an additional record with a real owner name is stepped
+    /// over and an OPT after it still read; an OPT owned by anything but the root is FORMERR.
+    @Test func namesAndAdditionalRecordsParsedInPlace() throws {
+        let labels = ["Sub", "Domain-With-Length", "EXAMPLE", "test"]
+        var bytes = Array(plain.prefix(12))
+        for label in labels { bytes += [UInt8(label.utf8.count)] + Array(label.utf8) }
+        bytes += [0, 0, 28, 0, 1]
+        let query = try DNSQuery.parse(bytes)
+        #expect(query.name == "sub.domain-with-length.example.test" && query.type == 28)
+
+        var withExtra = plain
+        withExtra[11] = 2
+        // A TXT record owned by "a.b" (uncompressed), then the OPT.
+        withExtra += [1, 0x61, 1, 0x62, 0, 0x00, 0x10, 0x00, 0x01, 0, 0, 0, 0, 0, 2, 1, 0x78]
+        withExtra += [0, 0x00, 0x29, 0x04, 0xD0, 0, 0, 0x00, 0x00, 0, 0]
+        let extra = try DNSQuery.parse(withExtra)
+        #expect(extra.edns?.payloadSize == 1232 && extra.name == "www.example.com")
+
+        var notRoot = plain
+        notRoot[11] = 1
+        notRoot += [1, 0x61, 0, 0x00, 0x29, 0x04, 0xD0, 0, 0, 0x00, 0x00, 0, 0]
+        #expect(rcode(notRoot) == DNSQuery.RCode.formErr)
+    }
+
+    /// The listener's address answers are built in one buffer; byte for byte what the general
+    /// builder makes from records, for every family, bad text, EDNS or not, and limits that truncate.
+    @Test func addressAnswersEqualTheRecordBuilders() throws {
+        let lists: [[String]] = [
+            [], ["192.0.2.1"], ["192.0.2.1", "198.51.100.255", "0.0.0.0"], ["2001:db8::1", "::1"], ["192.0.2.1", "2001:db8::1"],
+            ["01.2.3.4", "256.1.1.1", "1.2.3", "1.2.3.4.5", "", "1..2.3", " 1.2.3.4", "255.255.255.255", "::ffff:1.2.3.4", "x"],
+            Array(repeating: "203.0.113.9", count: 60), Array(repeating: "2001:db8::7", count: 40),
+        ]
+        for bytes in [plain, withOPT(size: 1232)] {
+            let query = try DNSQuery.parse(bytes)
+            for type: UInt16 in [1, 28] {
+                for ips in lists {
+                    for limit in [512, 1232, 65535, 40] {
+                        let length = type == 1 ? 4 : 16
+                        let records = ips.compactMap { ip -> DNSAnswerBuilder.Record? in
+                            guard let data = DNSAnswerBuilder.addressData(ip), data.count == length else { return nil }
+                            return DNSAnswerBuilder.Record(type: type, ttl: 300, rdata: data)
+                        }
+                        let expected = DNSAnswerBuilder.answer(to: query, rcode: 0, records: records, limit: limit)
+                        let built = DNSAnswerBuilder.addressAnswer(to: query, type: type, ttl: 300, ips: ips, limit: limit)
+                        #expect(built == expected, "type \(type), \(ips.prefix(3)), limit \(limit), EDNS \(query.edns != nil)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// The hand-read dotted quad takes exactly what inet_pton takes (`IPAddress`), random text included.
+    @Test func dottedQuadsAgreeWithInetPton() {
+        var random = SplitMix64(seed: 37)
+        let alphabet = Array("0123456789.:a ".utf8)
+        var samples = ["1.2.3.4", "0.0.0.0", "255.255.255.255", "00.1.2.3", "1.2.3.04", "1.2.3.256", "1.2.3.", ".1.2.3", "1.2.3.4.", "1234.1.1.1"]
+        for _ in 0..<20_000 {
+            let count = Int(random.next() % 16)
+            samples.append(String(decoding: (0..<count).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }, as: UTF8.self))
+        }
+        for text in samples {
+            var out: [UInt8] = []
+            let appended = DNSAnswerBuilder.appendAddress(text, length: 4, to: &out)
+            let expected = DNSAnswerBuilder.addressData(text).flatMap { $0.count == 4 ? $0 : nil }
+            #expect(appended == (expected != nil) && out == (expected ?? []), "\(text.debugDescription)")
+        }
+    }
 }

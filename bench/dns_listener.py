@@ -9,7 +9,9 @@ upstream). For each server: the highest rate dnsperf reaches in --duration secon
 outstanding queries), then latency percentiles from a run at half that rate (dnsperf -v reports
 each query's latency), or at a fixed --rate (--no-max skips the maximum run). CPU per answer is the
 server's utime+stime over the maximum run divided by the answers in it. --before-bin adds an older
-httpdns-proxy binary as one more server in the same run.
+httpdns-proxy binary as one more server in the same run; --mallocs preloads
+bench/peers/malloc_count.c into the httpdns-proxy servers and reports heap allocations per answer
+over the latency run.
 """
 import os
 import socket
@@ -18,7 +20,7 @@ import threading
 import time
 
 from .lib.peers import fake_httpdns_argv
-from .lib.proc import Fail, Processes, free_port, log, session, udp_port
+from .lib.proc import PEERS, Fail, Processes, free_port, log, session, udp_port
 from .lib.procfs import tree_cpu_seconds
 from .lib.results import Run, add_output_arguments
 from .lib.tools import add_binary_arguments, proxy_binary, require_tools, which
@@ -107,7 +109,13 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(len(values) * p / 100))]
 
 
-def measure(args, name, port, datafile, pid=None):
+def read_mallocs(path):
+    """malloc + calloc + realloc + aligned allocations so far (bench/peers/malloc_count.c's page)."""
+    raw = path.read_bytes()[:32]
+    return sum(int.from_bytes(raw[i:i + 8], "little") for i in range(0, 32, 8))
+
+
+def measure(args, name, port, datafile, pid=None, mallocs=None):
     for n in NAMES:
         ask(port, n)
     cpu0 = tree_cpu_seconds(pid) if pid else None
@@ -116,8 +124,12 @@ def measure(args, name, port, datafile, pid=None):
     if cpu0 is not None and best["completed"]:
         cpu_us = round((tree_cpu_seconds(pid) - cpu0) * 1e6 / best["completed"], 2)
     half = args.rate or (best["qps"] / 2 if best["qps"] else 1000)
+    allocations0 = read_mallocs(mallocs) if mallocs else None
     latency = dnsperf(args, port, datafile, rate=half, verbose=True,
                       duration=args.latency_duration or min(args.duration, 5))
+    per_answer = None
+    if allocations0 is not None and latency["completed"]:
+        per_answer = round((read_mallocs(mallocs) - allocations0) / latency["completed"], 2)
     lat = latency["latencies_ms"]
     row = {
         "server": name, "max_qps": best["qps"], "lost_at_max": best["lost"], "cpu_us_per_answer": cpu_us,
@@ -125,6 +137,7 @@ def measure(args, name, port, datafile, pid=None):
         "achieved_qps": latency["qps"],
         "p50_ms": percentile(lat, 50), "p90_ms": percentile(lat, 90), "p99_ms": percentile(lat, 99),
         "p999_ms": percentile(lat, 99.9), "answers_timed": len(lat), "lost_at_half": latency["lost"],
+        "allocations_per_answer": per_answer,
     }
     log("%s: %s" % (name, row))
     return row
@@ -140,6 +153,8 @@ def add_arguments(ap):
     ap.add_argument("--latency-duration", type=int, help="seconds of the latency run (default min(duration, 5))")
     ap.add_argument("--proxy-threads", default="1", help="httpdns-proxy --threads (default 1: one event loop)")
     ap.add_argument("--proxy-log-level", default="warning", help="httpdns-proxy --log-level")
+    ap.add_argument("--mallocs", action="store_true",
+                    help="heap allocations per answer of the httpdns-proxy servers (bench/peers/malloc_count.c)")
     ap.add_argument("--before-bin", metavar="PATH", default="",
                     help="also measure this httpdns-proxy binary (the before of a change) as server %s" % BEFORE)
     add_binary_arguments(ap)
@@ -190,8 +205,14 @@ def measure_all(args, work, rows):
         upstream = udp_port()
         threading.Thread(target=upstream_server, args=(upstream, stop), daemon=True).start()
         pin = ["taskset", "-c", args.server_cpu]
+        counter_lib = None
+        if args.mallocs:
+            counter_lib = work / "malloc_count.so"
+            subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(counter_lib), str(PEERS / "malloc_count.c")],
+                           check=True)
         for server in args.servers.split(","):
             port = udp_port()
+            counters, env = None, None
             if server in ("httpdns-proxy", BEFORE):
                 service = free_port()
                 fake = fake_httpdns_argv(service, 3600, ["%s=192.0.2.%d" % (n, i + 1) for i, n in enumerate(NAMES)])
@@ -204,7 +225,10 @@ def measure_all(args, work, rows):
                               "--threads", args.proxy_threads, "--listen", "127.0.0.1:%d" % free_port(),
                               "--admin-listen", "off", "--dns-listen", "127.0.0.1:%d" % port, "--dns-rate-limit", "0",
                               "--dns-upstream", "127.0.0.1:%d" % upstream, "--log-level", args.proxy_log_level]
-                procs.start(server, argv, work / ("%s.log" % server))
+                if counter_lib:
+                    counters = work / ("%s.mallocs" % server)
+                    env = {"LD_PRELOAD": str(counter_lib), "MALLOC_COUNT_FILE": str(counters)}
+                procs.start(server, argv, work / ("%s.log" % server), env=env)
             elif server == "unbound":
                 conf = work / "unbound.conf"
                 conf.write_text("""server:
@@ -242,7 +266,7 @@ forward-zone:
             else:
                 raise Fail("unknown server %s" % server)
             wait_udp(port)
-            rows.append(measure(args, server, port, datafile, procs.pid(server)))
+            rows.append(measure(args, server, port, datafile, procs.pid(server), counters))
             procs.stop(server)
             if server in ("httpdns-proxy", BEFORE):
                 procs.stop("fake-httpdns")
@@ -258,12 +282,18 @@ def render(doc):
     def f(v):
         return "—" if v is None else ("%.3f" % v if isinstance(v, float) and v < 100 else "{:,.0f}".format(v))
     if fixed:
-        lines = ["| server (1 core) | rate (qps) | p50 (ms) | p90 (ms) | p99 (ms) | p99.9 (ms) | lost |",
-                 "| --- | --- | --- | --- | --- | --- | --- |"]
+        allocations = any(r.get("allocations_per_answer") is not None for r in rows)
+        lines = ["| server (1 core) | rate (qps) | p50 (ms) | p90 (ms) | p99 (ms) | p99.9 (ms) | lost |"
+                 + (" allocations/answer |" if allocations else ""),
+                 "| --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if allocations else "")]
         for r in rows:
-            lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            extra = ""
+            if allocations:
+                a = r.get("allocations_per_answer")
+                extra = " %s |" % ("—" if a is None else "%.2f" % a)
+            lines.append("| %s | %s | %s | %s | %s | %s | %s |%s" % (
                 r["server"], f(r["achieved_qps"]), f(r["p50_ms"]), f(r["p90_ms"]), f(r["p99_ms"]), f(r["p999_ms"]),
-                r["lost_at_half"]))
+                r["lost_at_half"], extra))
         return "\n".join(lines)
     lines = ["| server (1 core) | max cached A qps | lost | CPU µs/answer | latency run at (qps) | p50 (ms) | p90 (ms) "
              "| p99 (ms) | p99.9 (ms) | lost |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]

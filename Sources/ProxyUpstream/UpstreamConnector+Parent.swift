@@ -7,8 +7,9 @@ import ProxyKit
 
 /// Connections through the parent proxy (`parent-proxy`): one TCP connection to the parent per
 /// attempt (TLS to the parent on it for an `https://` parent), `CONNECT target` on it
-/// (`ParentTunnelHandler`), then TLS to the origin and the caller's handlers over the tunnel. The targets are tried in order (the addresses HTTPDNS gave, health first, or
-/// the name with `parent-resolve parent`); a 502, 503 or 504 from the parent moves on to the next.
+/// (`ParentTunnelHandler`), then TLS to the origin and the caller's handlers over the tunnel. The
+/// targets are tried in order (the addresses HTTPDNS gave, health first, or the name with
+/// `parent-resolve parent`); a 502, 503 or 504 from the parent moves on to the next.
 extension UpstreamConnector {
     /// What the parent is asked to connect to.
     enum ParentTarget: Sendable {

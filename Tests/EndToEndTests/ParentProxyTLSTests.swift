@@ -62,6 +62,12 @@ struct ParentProxyTLSTests {
         #expect(refused.bodyText.contains("TLS to the parent proxy \(parentURL) failed"), "\(refused.bodyText)")
         #expect(refused.bodyText.contains("--parent-ca-file"), "\(refused.bodyText)")
         #expect(origin.requests().count == 2)
+        // The same with --parent-resolve parent (plain HTTP straight to the parent, over TLS).
+        let untrustingByName = try HTTPDNSResolutionTests.launchOnService(service, common + ["--parent-resolve", "parent"])
+        let refusedByName = try Curl.fetch(url, proxy: untrustingByName.proxyURL)
+        untrustingByName.stop()
+        #expect(refusedByName.status == 502 && refusedByName.bodyText.contains("TLS to the parent proxy \(parentURL) failed"), "\(refusedByName.bodyText)")
+        #expect(squid.requests(atLeast: 3).count == 3 && origin.requests().count == 2)
 
         // --parent-resolve parent: plain HTTP goes to squid, over TLS, as an ordinary proxy request.
         let byName = try HTTPDNSResolutionTests.launchOnService(service, common + ["--parent-ca-file", parentCAFile, "--parent-resolve", "parent"])

@@ -179,10 +179,17 @@ struct SupportSelfTests {
         #expect(error?.description.contains("bad flag --nope") == true)
     }
 
+    /// Written through a descriptor opened with O_CLOEXEC (Foundation's atomic write leaves its
+    /// descriptor to children that other tests spawn meanwhile, and exec then fails with ETXTBSY
+    /// while any of them lives).
     private static func writeScript(_ text: String) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-standin-\(UUID().uuidString).sh")
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+        guard fd >= 0 else { throw ChildProcess.Failure(description: "cannot create \(url.path): \(String(cString: strerror(errno)))") }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        guard written == bytes.count else { throw ChildProcess.Failure(description: "cannot write \(url.path)") }
         return url
     }
 }

@@ -53,7 +53,16 @@ final class ChildProcess: @unchecked Sendable {
             for pointer in envp { free(pointer) }
         }
         var pid = pid_t()
-        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        var rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        // ETXTBSY: a script a test has just written is refused while any process holds a write
+        // descriptor of it, which a child forked by a parallel test holds from its fork until its
+        // exec closes it (microseconds; the scripts are written with O_CLOEXEC). Bounded retries.
+        var attempts = 1
+        while rc == ETXTBSY && attempts < 50 {
+            usleep(2_000)
+            rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+            attempts += 1
+        }
         guard rc == 0 else {
             throw Failure(description: "posix_spawn \(executable) failed: \(String(cString: strerror(rc)))")
         }

@@ -16,6 +16,7 @@ Loopback only; not a timing: CPU speed and load do not change the count.
 import json
 from pathlib import Path
 
+from .lib import mallocs as malloc_count
 from .lib.proc import BENCH_DIR, Fail, log, session
 from .lib.results import Run, add_output_arguments
 from .lib.tools import add_binary_arguments, proxy_binary, require_tools
@@ -34,7 +35,7 @@ def count(binary, workdir, seconds):
             origin = run.origin()
             lib = run.malloc_counter()
             counters = run.workdir / "proxy.mallocs"
-            env = {"LD_PRELOAD": str(lib), "MALLOC_COUNT_FILE": str(counters)}
+            env = malloc_count.preload_env(lib, counters)
             port = run.httpdns_proxy("proxy", binary, env=env)
             run.wrk(port, origin, 1)  # warm-up: the upstream connection, the pools, the caches
             calls, requests, split = run.mallocs(counters, port, origin, seconds)

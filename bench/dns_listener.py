@@ -19,8 +19,9 @@ import subprocess
 import threading
 import time
 
+from .lib.mallocs import build_counter, preload_env, read_counters
 from .lib.peers import fake_httpdns_argv
-from .lib.proc import PEERS, Fail, Processes, free_port, log, session, udp_port
+from .lib.proc import Fail, Processes, free_port, log, session, udp_port
 from .lib.procfs import tree_cpu_seconds
 from .lib.results import Run, add_output_arguments
 from .lib.tools import add_binary_arguments, proxy_binary, require_tools, which
@@ -109,12 +110,6 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(len(values) * p / 100))]
 
 
-def read_mallocs(path):
-    """malloc + calloc + realloc + aligned allocations so far (bench/peers/malloc_count.c's page)."""
-    raw = path.read_bytes()[:32]
-    return sum(int.from_bytes(raw[i:i + 8], "little") for i in range(0, 32, 8))
-
-
 def measure(args, name, port, datafile, pid=None, mallocs=None):
     for n in NAMES:
         ask(port, n)
@@ -124,12 +119,12 @@ def measure(args, name, port, datafile, pid=None, mallocs=None):
     if cpu0 is not None and best["completed"]:
         cpu_us = round((tree_cpu_seconds(pid) - cpu0) * 1e6 / best["completed"], 2)
     half = args.rate or (best["qps"] / 2 if best["qps"] else 1000)
-    allocations0 = read_mallocs(mallocs) if mallocs else None
+    allocations0 = sum(read_counters(mallocs)) if mallocs else None
     latency = dnsperf(args, port, datafile, rate=half, verbose=True,
                       duration=args.latency_duration or min(args.duration, 5))
     per_answer = None
     if allocations0 is not None and latency["completed"]:
-        per_answer = round((read_mallocs(mallocs) - allocations0) / latency["completed"], 2)
+        per_answer = round((sum(read_counters(mallocs)) - allocations0) / latency["completed"], 2)
     lat = latency["latencies_ms"]
     row = {
         "server": name, "max_qps": best["qps"], "lost_at_max": best["lost"], "cpu_us_per_answer": cpu_us,
@@ -207,9 +202,7 @@ def measure_all(args, work, rows):
         pin = ["taskset", "-c", args.server_cpu]
         counter_lib = None
         if args.mallocs:
-            counter_lib = work / "malloc_count.so"
-            subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(counter_lib), str(PEERS / "malloc_count.c")],
-                           check=True)
+            counter_lib = build_counter(work)
         for server in args.servers.split(","):
             port = udp_port()
             counters, env = None, None
@@ -227,7 +220,7 @@ def measure_all(args, work, rows):
                               "--dns-upstream", "127.0.0.1:%d" % upstream, "--log-level", args.proxy_log_level]
                 if counter_lib:
                     counters = work / ("%s.mallocs" % server)
-                    env = {"LD_PRELOAD": str(counter_lib), "MALLOC_COUNT_FILE": str(counters)}
+                    env = preload_env(counter_lib, counters)
                 procs.start(server, argv, work / ("%s.log" % server), env=env)
             elif server == "unbound":
                 conf = work / "unbound.conf"

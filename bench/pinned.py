@@ -26,8 +26,9 @@ import subprocess
 import time
 from pathlib import Path
 
+from .lib import mallocs as malloc_count
 from .lib.peers import nginx_argv, nginx_conf_small
-from .lib.proc import PEERS, Fail, Processes, free_port, log, session, wait_port
+from .lib.proc import Fail, Processes, free_port, log, session, wait_port
 from .lib.procfs import process_tree, tree_sched_ns
 from .lib.results import Run, add_output_arguments, median, ratio
 from .lib.tools import add_binary_arguments, build_product, proxy_binary, require_tools, revision_of
@@ -116,20 +117,13 @@ class Pinned:
 
     def malloc_counter(self):
         """Builds bench/peers/malloc_count.c once; returns the shared object."""
-        lib = self.workdir / "malloc_count.so"
-        if not lib.exists():
-            subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(lib), str(PEERS / "malloc_count.c")],
-                           check=True)
-        return lib
+        return malloc_count.build_counter(self.workdir)
 
     def mallocs(self, path, port, origin, seconds):
         """Allocations per request: (calls of malloc+calloc+realloc+aligned, requests, split)."""
-        def read():
-            raw = path.read_bytes()[:32]
-            return [int.from_bytes(raw[i:i + 8], "little") for i in range(0, 32, 8)]
-        before = read()
+        before = malloc_count.read_counters(path)
         result = self.wrk(port, origin, seconds)
-        after = read()
+        after = malloc_count.read_counters(path)
         delta = [a - b for a, b in zip(after, before, strict=True)]
         return sum(delta), result["requests"], dict(zip(["malloc", "calloc", "realloc", "aligned"], delta, strict=True))
 
@@ -207,7 +201,7 @@ def measure(bins, rounds=5, duration=5, strace_duration=3, core=0, access_log="o
             lib = run.malloc_counter()
             for name, path in bins:
                 counters = run.workdir / ("%s.mallocs" % name)
-                env = {"LD_PRELOAD": str(lib), "MALLOC_COUNT_FILE": str(counters)}
+                env = malloc_count.preload_env(lib, counters)
                 port = run.httpdns_proxy(name + "-mallocs", path, env=env)
                 run.wrk(port, origin, 1)  # warm up
                 calls, requests, split = run.mallocs(counters, port, origin, strace_duration)

@@ -104,21 +104,26 @@ extension UpstreamConnector {
                 }
             }
             .flatMapError { error in
-                guard let unreachable = error as? ParentUnreachable else { return eventLoop.makeFailedFuture(error) }
-                guard parent.down == .direct else {
-                    return eventLoop.makeFailedFuture(
-                        ProxyError(.connectFailed, "the parent proxy \(endpoint) is unreachable: \(unreachable.error) (parent-down fail)"))
-                }
-                return self.bypassingParent(
+                self.afterParentUnreachable(error, parent: parent, on: eventLoop) {
                     self.connect(
                         host: plan.host, port: plan.port, tls: plan.tls, avoiding: avoiding, on: eventLoop, direct: true,
-                        channelInitializer: plan.channelInitializer))
+                        channelInitializer: plan.channelInitializer)
+                }
             }
     }
 
-    /// A connection `parent-down direct` made instead: marked, so that it is not pooled.
-    func bypassingParent(_ connected: EventLoopFuture<ConnectedUpstream>) -> EventLoopFuture<ConnectedUpstream> {
-        connected.map { upstream in
+    /// The TCP connection to the parent failed (`ParentUnreachable`; any other error passes):
+    /// `parent-down fail` answers it, `parent-down direct` dials `direct()` instead, whose
+    /// connection is marked so that it is not pooled.
+    func afterParentUnreachable(
+        _ error: any Error, parent: ParentSettings, on eventLoop: any EventLoop, direct: () -> EventLoopFuture<ConnectedUpstream>
+    ) -> EventLoopFuture<ConnectedUpstream> {
+        guard let unreachable = error as? ParentUnreachable else { return eventLoop.makeFailedFuture(error) }
+        guard parent.down == .direct else {
+            return eventLoop.makeFailedFuture(
+                ProxyError(.connectFailed, "the parent proxy \(parent.proxy.endpoint) is unreachable: \(unreachable.error) (parent-down fail)"))
+        }
+        return direct().map { upstream in
             var upstream = upstream
             upstream.bypassedParent = true
             return upstream
@@ -232,13 +237,9 @@ extension UpstreamConnector {
                 }
             }
             .flatMapError { error in
-                guard let unreachable = error as? ParentUnreachable else { return eventLoop.makeFailedFuture(error) }
-                guard parent.down == .direct else {
-                    return eventLoop.makeFailedFuture(
-                        ProxyError(.connectFailed, "the parent proxy \(parent.proxy.endpoint) is unreachable: \(unreachable.error) (parent-down fail)"))
+                self.afterParentUnreachable(error, parent: parent, on: eventLoop) {
+                    self.connect(host: host, port: port, tls: nil, avoiding: avoiding, on: eventLoop, direct: true, channelInitializer: channelInitializer)
                 }
-                return self.bypassingParent(
-                    self.connect(host: host, port: port, tls: nil, avoiding: avoiding, on: eventLoop, direct: true, channelInitializer: channelInitializer))
             }
     }
 }

@@ -34,7 +34,10 @@ for ns in "$NS_APP" "$NS_PROXY"; do
   mkdir -p "/etc/netns/$ns"
   printf '127.0.0.1 localhost\n%s origin.test direct.test denied.test\n' "$lie" >"/etc/netns/$ns/hosts"
 done
-trap 'netns_cleanup; rm -rf "$work" ${NS_APP:+"/etc/netns/$NS_APP"} ${NS_PROXY:+"/etc/netns/$NS_PROXY"}' EXIT
+# squid names its shared-memory segments (/dev/shm, shared with every other squid on the host) by
+# its service name: one of its own, so a squid of a test running beside this one is not disturbed.
+squid_name="httpdnsparent$$"
+trap 'netns_cleanup; rm -rf "$work" ${NS_APP:+"/etc/netns/$NS_APP"} ${NS_PROXY:+"/etc/netns/$NS_PROXY"} /dev/shm/"$squid_name"-*' EXIT
 say "parent netns test: app $NS_APP_ADDR -> proxy $NS_PROXY_ADDR:8080 -> squid $NS_ORIGIN_ADDR:3128 -> origin $NS_ORIGIN_ADDR:8000"
 
 start_origin "$work/release" "$work/origin.log"
@@ -71,7 +74,7 @@ acl from_proxy src $NS_PROXY_UPSTREAM_ADDR/32
 http_access allow from_proxy
 http_access deny all
 CONF
-ip netns exec "$NS_ORIGIN" "$squid" -N -f "$work/squid.conf" >"$work/squid.out" 2>&1 &
+ip netns exec "$NS_ORIGIN" "$squid" -N -n "$squid_name" -f "$work/squid.conf" >"$work/squid.out" 2>&1 &
 squid_pid=$!
 pids_to_stop+=("$squid_pid")
 # Only the parent reaches the origin's port 8000.

@@ -20,6 +20,9 @@ struct ParentProxyTests {
         let directory: URL
         let port: Int
         let child: ChildProcess
+        /// squid names its shared-memory segments (/dev/shm, one namespace for the host) by its
+        /// service name: one per instance, so squids of tests running side by side do not share them.
+        let serviceName = "e2esquid" + String(UUID().uuidString.filter(\.isHexDigit).prefix(12))
 
         /// `tls`: a certificate and key for an `https_port` (squid speaks TLS to its clients).
         init(
@@ -82,7 +85,7 @@ struct ParentProxyTests {
             let output = try ChildProcess.open(path + "/out.log", flags: O_WRONLY | O_CREAT | O_TRUNC)
             defer { for fd in [devNull, output] { Glibc.close(fd) } }
             child = try ChildProcess(
-                executable: squid, arguments: ["-N", "-f", path + "/squid.conf"], environment: ChildEnvironment.make(overrides: [:]),
+                executable: squid, arguments: ["-N", "-n", serviceName, "-f", path + "/squid.conf"], environment: ChildEnvironment.make(overrides: [:]),
                 stdin: devNull, stdout: output, stderr: output)
             guard Self.listening(port: port, within: .seconds(15)) else {
                 child.stop()
@@ -121,6 +124,9 @@ struct ParentProxyTests {
         func stop() {
             child.stop()
             try? FileManager.default.removeItem(at: directory)
+            for segment in (try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? [] where segment.hasPrefix(serviceName + "-") {
+                try? FileManager.default.removeItem(atPath: "/dev/shm/" + segment)
+            }
         }
     }
 

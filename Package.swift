@@ -142,6 +142,7 @@ let package = Package(
             dependencies: [
                 "ProxyKit",
                 "ProxyHTTP",
+                "HTTP1Codec",
                 "CurlTransport",
                 "HTTPDNS",
                 "OpenSSLTLS",
@@ -479,6 +480,7 @@ let package = Package(
             dependencies: [
                 "ProxyUpstream",
                 "ProxyKit",
+                "HTTP1Codec",
                 "HTTPDNS",
                 "OpenSSLTLS",
                 "ProxyConfig",
@@ -509,6 +511,7 @@ let package = Package(
             dependencies: [
                 "ForwardProxy",
                 "ProxyKit",
+                "HTTP1Codec",
                 "ProxyHTTP",
                 "ProxyAccess",
                 "ProxyUpstream",

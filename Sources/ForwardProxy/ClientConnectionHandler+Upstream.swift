@@ -1,3 +1,4 @@
+import HTTP1Codec
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -77,11 +78,11 @@ extension ClientConnectionHandler {
         )
     }
 
-    /// The handlers of an upstream HTTP/1.1 connection: NIO's response decoder (which refuses bytes
-    /// nobody asked for) and the connection, which serializes requests itself.
+    /// The handlers of an upstream HTTP/1.1 connection: the codec's response reader (which refuses
+    /// bytes nobody asked for) and the connection, which serializes requests itself.
     static func configureUpstreamPipeline(_ channel: any Channel, key: PoolKey) throws {
         let sync = channel.pipeline.syncOperations
-        let responseDecoder = UpstreamResponseDecoder()
+        let responseDecoder = UpstreamResponseReader()
         let decoder = ByteToMessageHandler(responseDecoder)
         let connection = UpstreamHTTPConnection(key: key, responseDecoder: responseDecoder)
         connection.decoderHandler = decoder
@@ -138,8 +139,8 @@ extension ClientConnectionHandler: UpstreamHTTPDelegate {
         upstream = nil
         let dialed = connection.dialedAddress.map { FailedAddress(address: $0, kind: UpstreamFailureKind(connectionError: error)) }
         let reason: UpstreamCloseReason
-        if let error, let invalid = RequestParseFailure.invalidResponseReason(error) {
-            reason = .invalidResponse(reason: invalid)
+        if let refused = error as? HTTP1CodecError {
+            reason = UpstreamCloseReason(refused)
         } else if let error {
             reason = .failed(reason: UpstreamConnector.shortReason(error))
         } else {

@@ -6,21 +6,21 @@
 /// ProxyError kind the forward path answers with and `reason` is the text it always had. The
 /// mapping is one switch (ForwardProxy's `ProxyError.init(_: HTTP1CodecError)` for requests):
 ///
-/// | kind                | status | ProxyError today                                                      |
+/// | kind                | status | what the forward path makes of it                                     |
 /// | ------------------- | ------ | --------------------------------------------------------------------- |
 /// | `.malformedRequest` | 400    | `ProxyError.malformed(reason)` ("malformed request: " + reason)         |
 /// | `.headersTooLarge`  | 431    | `ProxyError(.headersTooLarge, reason)`                                 |
 /// | `.uriTooLong`       | 414    | `ProxyError(.uriTooLong, reason)`                                      |
 /// | `.notImplemented`   | 501    | `ProxyError(.notImplemented, reason)`                                  |
-/// | `.invalidResponse`  | 502    | `UpstreamCloseReason.invalidResponse(reason:)`, which the machine turns  |
-/// |                     |        | into `ProxyError(.invalidResponse, "<host> sent an invalid response: " |
-/// |                     |        | + reason)`; for `isUnrelayable` reasons (today's                        |
-/// |                     |        | `MessageFraming.responseFramingProblem`) the message was "the origin    |
-/// |                     |        | sent a response that cannot be relayed: " + reason                      |
+/// | `.invalidResponse`  | 502    | `UpstreamCloseReason(error)` (the upstream response reader's refusal), |
+/// |                     |        | which the machine turns into `ProxyError(.invalidResponse, "<host>     |
+/// |                     |        | sent an invalid response: " + reason)`; `isUnrelayable` reasons read   |
+/// |                     |        | "the origin sent a response that cannot be relayed: " + reason, and    |
+/// |                     |        | `unaskedSwitch` "<host> switched protocols (101) without being asked to" |
 ///
-/// The reasons are the texts of ProxyHTTP's `RequestParseFailure`, `MessageFraming` and
-/// `UpstreamFramingError` and of the machine's 414 and 101 checks, so logs and error bodies read
-/// the same after the switch.
+/// The reasons are the texts the llhttp stack the codec replaced gave (its `RequestParseFailure`,
+/// `MessageFraming` and `UpstreamFramingError`, kept in the differential tests' oracle) and of the
+/// machine's 414 and 101 checks, so logs and error bodies read the same after the switch.
 package struct HTTP1CodecError: Error, Hashable, Sendable, CustomStringConvertible {
     package enum Kind: String, Sendable, Hashable {
         case malformedRequest = "malformed_request"
@@ -148,10 +148,10 @@ extension HTTP1CodecError {
         HTTP1CodecError(.uriTooLong, "the request target is \(length) bytes long; the limit is \(limits.maxTargetLength)")
     }
 
-    static let bytesWithoutRequest = HTTP1CodecError(.invalidResponse, "the origin sent bytes while no request was outstanding")
-    static let bytesAfterResponse = HTTP1CodecError(.invalidResponse, "the origin sent bytes after the end of its response")
+    package static let bytesWithoutRequest = HTTP1CodecError(.invalidResponse, "the origin sent bytes while no request was outstanding")
+    package static let bytesAfterResponse = HTTP1CodecError(.invalidResponse, "the origin sent bytes after the end of its response")
     /// The reason without the host the machine puts in front of it.
-    static let unaskedSwitch = HTTP1CodecError(.invalidResponse, "switched protocols (101) without being asked to")
+    package static let unaskedSwitch = HTTP1CodecError(.invalidResponse, "switched protocols (101) without being asked to")
 }
 
 /// The bounds on what a peer can make the codec hold. The defaults are today's (MessageFraming).

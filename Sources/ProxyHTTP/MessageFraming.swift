@@ -4,7 +4,7 @@ import ProxyKit
 /// How the proxy frames bodies: decided once per message from what was parsed (RFC 9112 §6), so the
 /// message that goes on is framed by the proxy, never by a header copied from the other side.
 ///
-/// The NIO decoder (llhttp) has already rejected the worst inputs before these rules run: a request
+/// The codec (`HTTP1Codec`) has already rejected the worst inputs before these rules run: a request
 /// whose Transfer-Encoding does not end in `chunked`, Content-Length together with
 /// Transfer-Encoding, duplicate or non-numeric Content-Length, bad chunk sizes, obs-fold, bare CR
 /// and control bytes in field values. These rules decide what the decoder lets through.
@@ -16,7 +16,7 @@ package enum MessageFraming {
     /// it also bounds the work of a head: every per-field step is linear in this.
     package static let maxRequestFieldCount = 256
     /// Most header fields in a response head (502 beyond it): responses carry more Set-Cookie lines.
-    static let maxResponseFieldCount = 512
+    package static let maxResponseFieldCount = 512
     /// Largest request or response head, and largest trailer section, in bytes (NIO's default).
     package static let maxHeadBytes = 80 * 1024
 
@@ -31,7 +31,7 @@ package enum MessageFraming {
     /// differential tests compare the codec with.
     package static var requestDecoderLimits: NIOHTTPDecoderLimitConfiguration { decoderLimits(fields: maxRequestFieldCount) }
 
-    static var responseDecoderLimits: NIOHTTPDecoderLimitConfiguration { decoderLimits(fields: maxResponseFieldCount) }
+    package static var responseDecoderLimits: NIOHTTPDecoderLimitConfiguration { decoderLimits(fields: maxResponseFieldCount) }
 
     private static func decoderLimits(fields: Int) -> NIOHTTPDecoderLimitConfiguration {
         var limits = NIOHTTPDecoderLimitConfiguration()

@@ -245,7 +245,7 @@ package enum MessageRewriter {
                 contentLengths: survey.contentLengths,
                 version: head.version
             ) {
-                throw ProxyError(.invalidResponse, "the origin sent a response that cannot be relayed: \(problem)")
+                throw .unrelayableResponse(problem)
             }
             if survey.transferCodings != nil {
                 upstreamFraming = .chunked

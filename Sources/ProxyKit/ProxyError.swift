@@ -155,6 +155,15 @@ extension ProxyError {
     /// Whether the answer carries Retry-After.
     package var asksToRetryLater: Bool { kind == .tooManyConnections || kind == .overloaded }
 
+    /// A response that parsed but whose body framing the proxy cannot relay faithfully.
+    package static func unrelayableResponse(_ problem: String) -> ProxyError {
+        .init(.invalidResponse, "the origin sent a response that cannot be relayed: \(problem)")
+    }
+    /// A 101 from `host` to a request that did not ask to upgrade.
+    package static func unaskedSwitch(host: String) -> ProxyError {
+        .init(.invalidResponse, "\(host) switched protocols (101) without being asked to")
+    }
+
     package static func loop(_ via: String) -> ProxyError {
         .init(.loopDetected, "forwarding loop detected: this request already passed through this proxy (Via: \(sanitized(via)))")
     }

@@ -38,8 +38,8 @@ package final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChann
     let key: PoolKey
     /// Creation order across the process: a purge retires every connection created before it.
     let serial: UInt64 = UpstreamHTTPConnection.nextSerial()
-    /// The decoder in front of this handler: told when a request goes out and a response ends.
-    let responseDecoder: UpstreamResponseDecoder
+    /// The decoder in front of this handler: told when a request goes out.
+    let responseDecoder: UpstreamResponseReader
     /// Serializes requests into bytes (no HTTP encoder on the pipeline).
     private var requestWriter = HTTPMessageWriter()
     private(set) var context: ChannelHandlerContext?
@@ -64,9 +64,9 @@ package final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChann
     /// False for a connection the pool must not keep (made while the parent proxy was down).
     package var reusable = true
     /// The HTTP decoder handler in front of this one, removed by reference after an upgrade.
-    package var decoderHandler: ByteToMessageHandler<UpstreamResponseDecoder>?
+    package var decoderHandler: ByteToMessageHandler<UpstreamResponseReader>?
 
-    package init(key: PoolKey, responseDecoder: UpstreamResponseDecoder = UpstreamResponseDecoder()) {
+    package init(key: PoolKey, responseDecoder: UpstreamResponseReader = UpstreamResponseReader()) {
         self.key = key
         self.responseDecoder = responseDecoder
     }
@@ -147,7 +147,6 @@ package final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChann
     /// `expectingEnd`: the decoder still owes the `.end` of the 101 response, which is dropped.
     package func startCollecting(expectingEnd: Bool) {
         delegate = nil
-        responseDecoder.startPassthrough()
         machine.startCollecting(expectingEnd: expectingEnd)
     }
 
@@ -161,7 +160,6 @@ package final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChann
         // Tunnel bytes after an accepted upgrade's 101 are kept as they are.
         if machine.rawBytes(data) { return }
         let part = unwrapInboundIn(data)
-        if case .end = part, !machine.isCollecting { responseDecoder.responseEnded() }
         switch machine.responsePart(part) {
         case .deliver:
             guard let delegate else {

@@ -1,3 +1,4 @@
+import HTTP1Codec
 import NIOCore
 import NIOHTTP1
 import ProxyConfig
@@ -354,13 +355,25 @@ import Testing
     }
 
     @Test func anInvalidResponseIs502WithoutRetryOrBlame() {
-        var m = machine()
-        getInFlight(&m)
-        guard case .respondWithError(let error, _, _) = m.upstream(.closed(.invalidResponse(reason: "bad"), dialed: dialed), now: at(2)).effect else {
-            Issue.record("expected 502")
-            return
+        // The reader's refusals, each with the text the client and the log get.
+        let cases: [(HTTP1CodecError, String)] = [
+            (.bytesAfterResponse, "a.test sent an invalid response: the origin sent bytes after the end of its response"),
+            (HTTP1CodecError(.invalidResponse, "unsupported transfer coding 'gzip'", isUnrelayable: true),
+             "the origin sent a response that cannot be relayed: unsupported transfer coding 'gzip'"),
+            (.unaskedSwitch, "a.test switched protocols (101) without being asked to"),
+        ]
+        for (refusal, text) in cases {
+            var m = machine()
+            getInFlight(&m)
+            let action = m.upstream(.closed(UpstreamCloseReason(refusal), dialed: dialed), now: at(2))
+            guard case .respondWithError(let error, _, _) = action.effect else {
+                Issue.record("expected 502 without retry or blame for \(refusal), got \(action.effect)")
+                continue
+            }
+            #expect(error.shortDescription == "invalid_response")
+            #expect(error.status == .badGateway)
+            #expect(error.message == text)
         }
-        #expect(error.shortDescription == "invalid_response")
     }
 
     @Test func aCloseMidResponseCutsTheClient() {

@@ -5,7 +5,7 @@ import ProxyHTTP
 import ProxyKit
 
 /// Runs the llhttp stack over an input: NIOHTTP1's llhttp decoders inside ClientRequestDecoder (the
-/// request side the codec replaced, kept here) and ProxyHTTP's UpstreamResponseDecoder, on an EmbeddedChannel, read by read; then the
+/// request side the codec replaced, kept here) and the llhttp upstream decoder the codec replaced (LegacyUpstreamResponseDecoder), on an EmbeddedChannel, read by read; then the
 /// rules the proxy adds on each head: MessageRewriter's framing checks (MessageFraming), the
 /// machine's 414 for a long target and its 502 for a 101 nobody asked for. Errors become
 /// ProxyError kinds and texts as the machine makes them (RequestParseFailure).
@@ -57,7 +57,7 @@ package enum LegacyRunner {
     }
 
     package static func responseTranscript(_ input: DifferentialInput) -> Transcript {
-        let decoder = UpstreamResponseDecoder()
+        let decoder = LegacyUpstreamResponseDecoder()
         let collector = Collector<HTTPClientResponsePart> { part in
             switch part {
             case .head(let head): .response(head)

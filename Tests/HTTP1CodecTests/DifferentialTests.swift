@@ -4,7 +4,8 @@ import HTTP1CodecOracle
 import Testing
 
 /// The codec against the llhttp stack (NIOHTTP1's decoders inside ClientRequestDecoder, the request
-/// side the codec replaced, and UpstreamResponseDecoder, plus MessageFraming's rules and the machine's 414 and 101 checks), on
+/// side the codec replaced, and the upstream decoder it replaced, plus MessageFraming's rules and
+/// the machine's 414 and 101 checks), on
 /// seeded generated and mutated messages cut into random reads, on the framing suite's cases (the
 /// fuzz corpus seeds), and on what the fuzzer found. Both must give the same verdict and error
 /// kind, the same messages, body bytes and trailers.

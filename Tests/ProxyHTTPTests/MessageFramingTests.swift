@@ -179,10 +179,4 @@ import Testing
         #expect(echoed.hasSuffix("..."))
         #expect(echoed.utf8.count < 200)
     }
-
-    @Test func responseParserErrorsAreLabelled() {
-        #expect(RequestParseFailure.invalidResponseReason(HTTPParserError.invalidContentLength) != nil)
-        #expect(RequestParseFailure.invalidResponseReason(UpstreamFramingError.bytesAfterResponse) != nil)
-        #expect(RequestParseFailure.invalidResponseReason(ChannelError.ioOnClosedChannel) == nil)
-    }
 }

@@ -226,10 +226,16 @@ struct ExchangeStateMachine {
         guard case .attached(let pooled) = upstream else { return Self.impossible("an upstream closed that was not attached") }
         upstream = .none
         if responseComplete { return .none }
-        if case .invalidResponse(let reason) = reason {
-            // The origin broke HTTP framing: not the address's fault, and not worth a retry.
-            let error = ProxyError(.invalidResponse, "\(target.host) sent an invalid response: \(reason)")
-            return fail(error, now: now, recordsEnabled: recordsEnabled)
+        // The origin broke HTTP framing: not the address's fault, and not worth a retry.
+        switch reason {
+        case .invalidResponse(let reason):
+            return fail(ProxyError(.invalidResponse, "\(target.host) sent an invalid response: \(reason)"), now: now, recordsEnabled: recordsEnabled)
+        case .unrelayableResponse(let reason):
+            return fail(ProxyError.unrelayableResponse(reason), now: now, recordsEnabled: recordsEnabled)
+        case .unaskedSwitch:
+            return fail(ProxyError.unaskedSwitch(host: target.host), now: now, recordsEnabled: recordsEnabled)
+        case .closed, .failed:
+            break
         }
         var blame = false
         if !sawResponseBytes {
@@ -294,7 +300,7 @@ struct ExchangeStateMachine {
         var forwarded: ClientResponse
         do throws(ProxyError) {
             if code == 101 && !isUpgrade {
-                throw ProxyError(.invalidResponse, "\(target.host) switched protocols (101) without being asked to")
+                throw ProxyError.unaskedSwitch(host: target.host)
             }
             if code == 407, let parent = viaParent {
                 // The parent's own challenge is not the client's to answer: this proxy's credentials for it are at fault.

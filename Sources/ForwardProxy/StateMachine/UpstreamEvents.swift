@@ -1,3 +1,4 @@
+import HTTP1Codec
 import NIOCore
 import ProxyAccess
 import ProxyHTTP
@@ -28,6 +29,24 @@ enum UpstreamCloseReason: Equatable {
     case failed(reason: String)
     /// The origin broke HTTP framing (the decoder or the framing guard failed).
     case invalidResponse(reason: String)
+    /// The response parsed, but its framing cannot be relayed (a transfer coding the proxy does
+    /// not implement, Transfer-Encoding in an HTTP/1.0 response).
+    case unrelayableResponse(reason: String)
+    /// A 101 to a request that did not ask to upgrade.
+    case unaskedSwitch
+}
+
+extension UpstreamCloseReason {
+    /// Why the response reader refused the origin's bytes.
+    init(_ refused: HTTP1CodecError) {
+        if refused == .unaskedSwitch {
+            self = .unaskedSwitch
+        } else if refused.isUnrelayable {
+            self = .unrelayableResponse(reason: refused.reason)
+        } else {
+            self = .invalidResponse(reason: refused.reason)
+        }
+    }
 }
 
 /// What happens on the upstream side of the exchange in progress.

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import ProxyHTTP
 
 /// Why an upstream connection was closed for framing reasons.
 struct UpstreamFramingError: Error, CustomStringConvertible {
@@ -9,13 +10,14 @@ struct UpstreamFramingError: Error, CustomStringConvertible {
     static let bytesAfterResponse = UpstreamFramingError(description: "the origin sent bytes after the end of its response")
 }
 
-/// NIO's response decoder, plus one rule it cannot know: an origin may only send a response to a
+/// The upstream response decoder the codec's `UpstreamResponseReader` replaced, kept for the
+/// differential tests: NIO's response decoder, plus one rule it cannot know: an origin may only send a response to a
 /// request. Bytes that arrive while the connection is idle (pooled), or that follow the end of a
 /// response in the same read (a body longer than its Content-Length, a 204/304/HEAD response with
 /// a body), fail the decoder, which closes the connection: it is never reused with unread bytes
 /// that the next exchange would take for its response. Its connection tells it when a request
 /// goes out (the encoders are gone, so it no longer watches writes) and when a response ended.
-package final class UpstreamResponseDecoder: ByteToMessageDecoder {
+package final class LegacyUpstreamResponseDecoder: ByteToMessageDecoder {
     package typealias InboundOut = HTTPClientResponsePart
 
     private let inner: HTTPResponseDecoder
@@ -71,4 +73,4 @@ package final class UpstreamResponseDecoder: ByteToMessageDecoder {
 }
 
 @available(*, unavailable)
-extension UpstreamResponseDecoder: Sendable {}
+extension LegacyUpstreamResponseDecoder: Sendable {}

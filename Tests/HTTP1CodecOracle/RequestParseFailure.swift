@@ -1,8 +1,10 @@
 import NIOCore
 import NIOHTTP1
+import ProxyHTTP
 import ProxyKit
 
-/// What the client is told when NIO's HTTP/1 parser (llhttp) rejects an origin's bytes.
+/// What the client was told when NIO's HTTP/1 parser (llhttp) rejected an origin's bytes, in the
+/// stack the codec replaced (the differential tests' oracle).
 package enum RequestParseFailure {
     /// A label for an upstream connection error that means the origin broke HTTP framing, or nil
     /// for other errors (resets and the like).

@@ -1,0 +1,114 @@
+import HTTP1Codec
+import NIOCore
+import NIOHTTP1
+
+/// The upstream connection's one decoding handler: the project's HTTP/1 codec (`MessageDecoder`
+/// in the response role) over the read buffer, handing on response parts.
+///
+/// - One response (after any interim 1xx heads) per request its connection says went out
+///   (`requestSent`); a HEAD's response has no body, a 101 to a request that asked to upgrade ends
+///   the HTTP. Bytes that arrive while no request is outstanding (an idle, pooled connection) or
+///   that follow the end of a response in the same read (a body longer than its Content-Length, a
+///   204/304/HEAD response with a body) are refused: the connection is never reused with unread
+///   bytes the next exchange would take for its response.
+/// - Refusals are thrown as `HTTP1CodecError` (kind `.invalidResponse`, the texts the forward path
+///   has always logged; `isUnrelayable` for framing it parsed but cannot relay), which
+///   `ByteToMessageHandler` reports through `errorCaught`: the connection closes with it.
+/// - The end of a body delimited by the close arrives as the end of the response; a close in the
+///   middle of a message is refused (`truncated`).
+/// - After a 101 the rest of the buffer is not parsed: it is handed on as raw bytes when the
+///   handler is removed (the tunnel's first bytes from the origin).
+///
+/// Every event a read yields is handed on in that read, including an end that needs no further
+/// byte (`ByteToMessageHandler` calls `decode` only with bytes).
+package final class UpstreamResponseReader: ByteToMessageDecoder {
+    package typealias InboundOut = HTTPClientResponsePart
+
+    private var decoder = MessageDecoder(role: .response)
+
+    /// A close in the middle of a response (its head, or a framed body).
+    package static let truncated = HTTP1CodecError(.invalidResponse, "unparseable response (the connection closed in the middle of it)")
+
+    package init() {}
+
+    /// A request went out: its response may come. `upgradeRequested`: the request asked to switch
+    /// protocols, so a 101 answers it.
+    package func requestSent(method: MethodKind, upgradeRequested: Bool) {
+        decoder.expectResponse(ResponseContext(method: method, upgradeRequested: upgradeRequested))
+    }
+
+    /// A request head as it goes out (`requestSent(method:upgradeRequested:)` from its fields).
+    package func requestSent(_ head: HTTPRequestHead) {
+        let upgradeRequested =
+            head.headers.contains(name: "upgrade")
+            && head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "upgrade" }
+        requestSent(method: Self.methodKind(head.method), upgradeRequested: upgradeRequested)
+    }
+
+    static func methodKind(_ method: HTTPMethod) -> MethodKind {
+        switch method {
+        case .GET: .get
+        case .HEAD: .head
+        case .POST: .post
+        case .CONNECT: .connect
+        case .OPTIONS: .options
+        case .TRACE: .trace
+        default: .other
+        }
+    }
+
+    package func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        try decodeAll(context: context, buffer: &buffer)
+        return .needMoreData
+    }
+
+    /// Hands on every event the buffer holds; stops when the codec needs more bytes or stopped.
+    private func decodeAll(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws {
+        while true {
+            switch try decoder.next(&buffer) {
+            case .head(let head):
+                context.fireChannelRead(wrapInboundOut(.head(Self.responseHead(head))))
+            case .body(let slice):
+                context.fireChannelRead(wrapInboundOut(.body(slice)))
+            case .end(let trailers):
+                context.fireChannelRead(wrapInboundOut(.end(trailers.map { HTTPHeaders($0.fieldPairs.map { ($0.name, $0.value) }) })))
+            case .needMoreBytes, .stopped:
+                return
+            }
+        }
+    }
+
+    package func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        guard seenEOF else {
+            // Removal after a 101: what the codec did not parse is the tunnel's first bytes.
+            if buffer.readableBytes > 0 {
+                context.fireChannelRead(NIOAny(buffer.readSlice(length: buffer.readableBytes)!))
+            }
+            return .needMoreData
+        }
+        try decodeAll(context: context, buffer: &buffer)
+        switch decoder.inputEnded() {
+        case .clean:
+            break
+        case .bodyEnded:
+            context.fireChannelRead(wrapInboundOut(.end(nil)))
+        case .truncated:
+            throw Self.truncated
+        }
+        return .needMoreData
+    }
+
+    /// The codec's head as the forward path's (NIOHTTP1 storage until the forward path's heads
+    /// move to the codec). The reason phrase is not kept: the status line the client gets carries
+    /// the standard phrase for the code, as it always did.
+    static func responseHead(_ head: HTTP1Head) -> HTTPResponseHead {
+        HTTPResponseHead(
+            version: HTTPVersion(major: 1, minor: head.minorVersion),
+            status: HTTPResponseStatus(statusCode: head.status),
+            headers: HTTPHeaders(head.fieldPairs.map { ($0.name, $0.value) })
+        )
+    }
+}
+
+@available(*, unavailable)
+extension UpstreamResponseReader: Sendable {}

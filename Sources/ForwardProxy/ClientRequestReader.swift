@@ -162,7 +162,7 @@ final class ClientRequestReader: ByteToMessageDecoder {
     }
 
     private func fireEnd(_ trailers: HTTP1Trailers?, context: ChannelHandlerContext) {
-        context.fireChannelRead(wrapInboundOut(.end(trailers.map { HeaderFields($0.fieldPairs.map { ($0.name, $0.value) }) })))
+        context.fireChannelRead(wrapInboundOut(.end(trailers.map { HeaderFields($0.fieldList) })))
     }
 
     private func resume() {
@@ -230,7 +230,7 @@ extension RequestHead {
             version: HTTPVersion(major: 1, minor: head.minorVersion),
             method: method,
             uri: head.targetString,
-            headers: HTTPHeaders(head.fieldPairs.map { ($0.name, $0.value) })
+            headers: HTTPHeaders(head.fieldList)
         )
         self.init(storage)
     }

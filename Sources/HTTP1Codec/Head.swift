@@ -124,6 +124,10 @@ package struct HTTP1Head: Sendable {
         bytes.withUnsafeReadableBytes { raw in fields.map { (raw.string($0.name), raw.string($0.value)) } }
     }
 
+    /// Every field as (name, value) text, in order, in one array (what NIOHTTP1's `HTTPHeaders`
+    /// is made from).
+    package var fieldList: [(String, String)] { bytes.withUnsafeReadableBytes { $0.fieldList(fields) } }
+
     /// The values of the fields of a known name, in order.
     package func values(_ field: KnownField) -> [String] {
         bytes.withUnsafeReadableBytes { raw in fields.filter { $0.known == field }.map { raw.string($0.value) } }
@@ -138,5 +142,17 @@ package struct HTTP1Trailers: Sendable {
 
     package var fieldPairs: [(name: String, value: String)] {
         bytes.withUnsafeReadableBytes { raw in fields.map { (raw.string($0.name), raw.string($0.value)) } }
+    }
+
+    /// As `HTTP1Head.fieldList`.
+    package var fieldList: [(String, String)] { bytes.withUnsafeReadableBytes { $0.fieldList(fields) } }
+}
+
+extension UnsafeRawBufferPointer {
+    func fieldList(_ fields: [FieldLine]) -> [(String, String)] {
+        var list: [(String, String)] = []
+        list.reserveCapacity(fields.count)
+        for field in fields { list.append((string(field.name), string(field.value))) }
+        return list
     }
 }

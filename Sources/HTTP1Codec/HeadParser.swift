@@ -59,6 +59,8 @@ package struct HeadParser: Sendable {
     var hasUpgradeField = false
     /// The last Transfer-Encoding field is empty or ends in an empty element (`chunked,`).
     var codingsEndEmpty = false
+    /// `head.fields` still holds the previous section's fields (see `reset`).
+    private var fieldsStale = false
 
     init(role: Role, limits: HTTP1Limits, trailers: Bool = false) {
         self.role = role
@@ -75,12 +77,14 @@ package struct HeadParser: Sendable {
     /// Nothing of a section scanned yet.
     var isAtStart: Bool { index == 0 }
 
-    /// Ready for the next section; the fields array keeps its storage.
+    /// Ready for the next section; the fields array keeps its storage. It is emptied when the next
+    /// section's scan starts, not here: the head just taken still shares it now (emptying a shared
+    /// array copies it), and by then its taker has usually let go, so no head allocates its own.
     mutating func reset() {
-        var fields = head.fields
-        fields.removeAll(keepingCapacity: true)
+        let fields = head.fields
         head = HTTP1Head(role: role, bytes: ByteBuffer())
         head.fields = fields
+        fieldsStale = true
         state = Self.initialState(role: role, trailers: trailers)
         index = 0
         partStart = 0
@@ -94,6 +98,10 @@ package struct HeadParser: Sendable {
     /// Scans from where the last call stopped. `raw` is the section's bytes from its first byte:
     /// the same bytes as before, and maybe more.
     mutating func scan(_ raw: UnsafeRawBufferPointer) -> Step {
+        if fieldsStale {
+            head.fields.removeAll(keepingCapacity: true)
+            fieldsStale = false
+        }
         let end = Swift.min(raw.count, limits.maxHeadBytes)
         var i = index
         defer { index = i }

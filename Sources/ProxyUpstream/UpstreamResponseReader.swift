@@ -71,7 +71,7 @@ package final class UpstreamResponseReader: ByteToMessageDecoder {
             case .body(let slice):
                 context.fireChannelRead(wrapInboundOut(.body(slice)))
             case .end(let trailers):
-                context.fireChannelRead(wrapInboundOut(.end(trailers.map { HTTPHeaders($0.fieldPairs.map { ($0.name, $0.value) }) })))
+                context.fireChannelRead(wrapInboundOut(.end(trailers.map { HTTPHeaders($0.fieldList) })))
             case .needMoreBytes, .stopped:
                 return
             }
@@ -105,7 +105,7 @@ package final class UpstreamResponseReader: ByteToMessageDecoder {
         HTTPResponseHead(
             version: HTTPVersion(major: 1, minor: head.minorVersion),
             status: HTTPResponseStatus(statusCode: head.status),
-            headers: HTTPHeaders(head.fieldPairs.map { ($0.name, $0.value) })
+            headers: HTTPHeaders(head.fieldList)
         )
     }
 }

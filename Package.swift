@@ -437,6 +437,7 @@ let package = Package(
                 "ProxyHTTP",
                 "HTTPDNS",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),

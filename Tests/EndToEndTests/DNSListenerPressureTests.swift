@@ -42,6 +42,7 @@ struct DNSListenerPressureTests {
         #expect(share < 0.05, "the \(listener) listener spins while descriptors are exhausted: \(share * 100) % of a core")
         #expect(proxy.waitForLog(where: { $0["message"] as? String == "accept failed; pausing new connections for 100 ms" && $0["listener"] as? String == listener }) != nil)
 
+        // Served again once descriptors come free (how soon: AcceptPauseHandlerTests).
         for client in idle { client.close() }
         idle.removeAll()
         let freedAt = ContinuousClock.now
@@ -52,7 +53,6 @@ struct DNSListenerPressureTests {
         let recovery = ContinuousClock.now - freedAt
         print("\(listener) listener: served again \(recovery) after descriptors came free")
         #expect(served, proxy.diagnostics)
-        #expect(recovery < .seconds(1), "accepting resumed only after \(recovery)")
         #expect(proxy.isRunning)
     }
 

@@ -71,7 +71,9 @@ struct PressureTests {
         try tunnel.send("ping through the tunnel")
         #expect(String(decoding: try tunnel.read(exactly: 23), as: UTF8.self) == "ping through the tunnel")
 
-        // Descriptors come free: a new connection is served within a second.
+        // Descriptors come free: a new connection is served again. How soon (the 100 ms pause)
+        // is AcceptPauseHandlerTests' to check on the embedded loop's clock; a wall-clock bound
+        // here would only measure how loaded the machine running the tests is.
         for client in idle { client.close() }
         idle.removeAll()
         let freedAt = ContinuousClock.now
@@ -83,7 +85,6 @@ struct PressureTests {
         let recovery = ContinuousClock.now - freedAt
         print("descriptor exhaustion: served again \(recovery) after descriptors came free")
         #expect(recovered, proxy.diagnostics)
-        #expect(recovery < .seconds(1), "accepting resumed only after \(recovery)")
 
         // The proxy's own count of failed accepts agrees: about ten a second at most.
         let failures = try #require(try AccessControlTests.accessStats(proxy)["acceptFailures"] as? Int)

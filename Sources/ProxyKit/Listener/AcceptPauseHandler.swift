@@ -33,12 +33,20 @@ package final class AcceptPauseHandler: ChannelInboundHandler, RemovableChannelH
     private let pause: TimeAmount
     private let counters: Counters
     private let onPause: (IOError) -> Void
+    /// Turns the listener's read interest off and on (`autoRead`); a test observes it instead.
+    private let setAccepting: (ChannelHandlerContext, Bool) -> Void
     private var resumption: Scheduled<Void>?
 
-    init(pause: TimeAmount = .milliseconds(100), counters: Counters, onPause: @escaping (IOError) -> Void) {
+    init(
+        pause: TimeAmount = .milliseconds(100), counters: Counters, onPause: @escaping (IOError) -> Void,
+        setAccepting: @escaping (ChannelHandlerContext, Bool) -> Void = { context, on in
+            try? context.channel.syncOptions?.setOption(.autoRead, value: on)
+        }
+    ) {
         self.pause = pause
         self.counters = counters
         self.onPause = onPause
+        self.setAccepting = setAccepting
     }
 
     /// The accept errors that come from a shortage and go away by themselves (NIO keeps the
@@ -57,13 +65,13 @@ package final class AcceptPauseHandler: ChannelInboundHandler, RemovableChannelH
             return
         }
         counters.failed()
-        guard resumption == nil, let options = context.channel.syncOptions else { return }
+        guard resumption == nil else { return }
         onPause(shortage)
-        try? options.setOption(.autoRead, value: false)
+        setAccepting(context, false)
         resumption = context.eventLoop.assumeIsolated().scheduleTask(in: pause) { [self] in
             resumption = nil
             // Registers the read interest again: a connection waiting in the backlog is accepted now.
-            try? context.channel.syncOptions?.setOption(.autoRead, value: true)
+            setAccepting(context, true)
         }
     }
 

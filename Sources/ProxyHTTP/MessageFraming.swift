@@ -51,7 +51,7 @@ package enum MessageFraming {
     /// - Content-Length: digits only (no sign, no list), at most 18 of them.
     static func requestFraming(
         transferCodings: [String]?,
-        contentLengths: [String],
+        contentLengths: FieldValues,
         version: HTTPVersion
     ) throws(ProxyError) -> (framing: BodyFraming, contentLength: Int?) {
         if let codings = transferCodings {
@@ -80,8 +80,8 @@ package enum MessageFraming {
             return (.chunked, nil)
         }
         guard !contentLengths.isEmpty else { return (.none, nil) }
-        guard contentLengths.count == 1, let length = parseContentLength(contentLengths[0]) else {
-            throw .malformed("invalid Content-Length '\(ProxyError.sanitized(contentLengths.joined(separator: ", "), limit: 40))'")
+        guard contentLengths.count == 1, let first = contentLengths.first, let length = parseContentLength(first) else {
+            throw .malformed("invalid Content-Length '\(ProxyError.sanitized(contentLengths.all.joined(separator: ", "), limit: 40))'")
         }
         return (length == 0 ? .none : .contentLength, length)
     }
@@ -115,7 +115,7 @@ package enum MessageFraming {
     /// Why a response with a body cannot be relayed, or nil. The proxy re-frames every body it
     /// relays; a transfer coding other than `chunked` would have to be passed on, but the client did
     /// not ask for one (the proxy forwards no TE but `trailers`), so the origin broke the protocol.
-    static func responseFramingProblem(transferCodings: [String]?, contentLengths: [String], version: HTTPVersion) -> String? {
+    static func responseFramingProblem(transferCodings: [String]?, contentLengths: FieldValues, version: HTTPVersion) -> String? {
         if let codings = transferCodings {
             if version.major == 1 && version.minor == 0 {
                 return "Transfer-Encoding in an HTTP/1.0 response"
@@ -132,6 +132,21 @@ package enum MessageFraming {
             return "invalid Content-Length"
         }
         return nil
+    }
+
+    /// The values of the fields of one name, in order, without an array for the common single
+    /// value (a head's Content-Length is checked on every message).
+    struct FieldValues {
+        private(set) var first: String?
+        private var more: [String] = []
+
+        var count: Int { first == nil ? 0 : 1 + more.count }
+        var isEmpty: Bool { first == nil }
+        var all: [String] { first.map { [$0] + more } ?? [] }
+
+        mutating func append(_ value: String) {
+            if first == nil { first = value } else { more.append(value) }
+        }
     }
 
     /// Trailer fields that may travel on. RFC 9110 §6.5.1: a trailer must not carry fields needed

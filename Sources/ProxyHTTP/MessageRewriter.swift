@@ -94,7 +94,7 @@ package enum MessageRewriter {
         /// list); nil when there is no such field, empty when the fields hold no coding.
         var transferCodings: [String]?
         /// The values of every Content-Length field, as sent.
-        var contentLengths: [String] = []
+        var contentLengths = MessageFraming.FieldValues()
         var hasUpgrade = false
         var teTrailers = false
         /// Some field other than Host and Content-Length must be dropped or changed.
@@ -181,9 +181,15 @@ package enum MessageRewriter {
             headers = endToEndFields(of: head.headers, survey: survey, keepUpgrade: wantsUpgrade, request: true, dropMaxForwards: maxForwards != nil)
             headers.add(name: "Host", value: target.authority)
         } else {
-            // The common case: only Host changes (it must name the target's authority).
-            headers = head.headers
-            headers.replaceOrAdd(name: "Host", value: target.authority)
+            // The common case: only Host changes (it must name the target's authority). One array
+            // sized for what is added below, where replacing in place would copy the client's
+            // (shared) array and then grow it.
+            headers = HTTPHeaders()
+            headers.reserveCapacity(head.headers.count + 3)
+            for (name, value) in head.headers where FieldName(name) != .host {
+                headers.add(name: name, value: value)
+            }
+            headers.add(name: "Host", value: target.authority)
         }
         if let contentLength { headers.add(name: "Content-Length", value: String(contentLength)) }
         if framing == .chunked { headers.add(name: "Transfer-Encoding", value: "chunked") }

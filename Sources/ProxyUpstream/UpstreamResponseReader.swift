@@ -16,6 +16,8 @@ import NIOHTTP1
 ///   `ByteToMessageHandler` reports through `errorCaught`: the connection closes with it.
 /// - The end of a body delimited by the close arrives as the end of the response; a close in the
 ///   middle of a message is refused (`truncated`).
+/// - Empty lines after a response are bytes after it (llhttp skipped them): the connection is
+///   closed rather than pooled (the differential tests' difference 15, RFC 9112 §2.2).
 /// - After a 101 the rest of the buffer is not parsed: it is handed on as raw bytes when the
 ///   handler is removed (the tunnel's first bytes from the origin).
 ///
@@ -26,8 +28,9 @@ package final class UpstreamResponseReader: ByteToMessageDecoder {
 
     private var decoder = MessageDecoder(role: .response)
 
-    /// A close in the middle of a response (its head, or a framed body).
-    package static let truncated = HTTP1CodecError(.invalidResponse, "unparseable response (the connection closed in the middle of it)")
+    /// A close in the middle of a response (its head, or a framed body); the text llhttp's EOF
+    /// error gave, as the request side's.
+    package static let truncated = HTTP1CodecError(.invalidResponse, "unparseable response (stream ended at an unexpected time)")
 
     package init() {}
 

@@ -119,6 +119,14 @@ struct UpstreamResponseReaderTests {
         #expect(longer.events == ["head 1 200 [Content-Length: 2]", "body ok", "end"])
         #expect(longer.codecError == .bytesAfterResponse)
 
+        // Empty lines after a response are bytes after it too (llhttp skipped them): the
+        // connection is closed, not pooled.
+        let crlf = try Harness()
+        crlf.reader.requestSent(method: .get, upgradeRequested: false)
+        crlf.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok\r\n")
+        #expect(crlf.events == ["head 1 200 [Content-Length: 2]", "body ok", "end"])
+        #expect(crlf.codecError == .bytesAfterResponse)
+
         // A HEAD's response has no body, whatever its Content-Length says: body bytes are extra.
         let head = try Harness()
         head.reader.requestSent(method: .head, upgradeRequested: false)

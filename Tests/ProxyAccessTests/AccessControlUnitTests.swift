@@ -219,42 +219,56 @@ extension ProxyCredentials.Parsed {
         return out
     }
 
-    @Test func plainHashedUnknownAndCachedVerdicts() throws {
+    /// A started one-thread pool and a one-thread group for `body`, both shut down afterwards (the group
+    /// first) whether or not `body` threw.
+    private func withPoolAndGroup(_ body: (NIOThreadPool, MultiThreadedEventLoopGroup) async throws -> Void) async throws {
         let pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
-        defer { try? pool.syncShutdownGracefully() }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-
-        let htpasswd = temporaryHtpasswd("carol:\(PasswordHashTests.hash("c-pw", setting: "$2b$04$abcdefghijklmnopqrstuu"))\n")
-        var configuration = ProxyConfiguration.defaults
-        configuration.proxyAuth = [.credential(user: "alice", password: "a-pw"), .htpasswdFile(path: htpasswd)]
-        configuration.proxyAuthRealm = "test realm"
-        let authenticator = try #require(try ProxyAuthenticator.make(configuration, threadPool: pool))
-        #expect(authenticator.challenge == "Basic realm=\"test realm\", charset=\"UTF-8\"")
-
-        #expect(authenticator.verdictWithoutHashing(credentials("alice", "a-pw")) == .allowed(user: "alice"))
-        #expect(authenticator.verdictWithoutHashing(credentials("alice", "a-pW")) == .denied(user: "alice", reason: "wrong password"))
-        #expect(authenticator.verdictWithoutHashing(credentials("mallory", "x")) == nil,
-                "an unknown user is hashed too (against another user's hash), so timing does not tell users apart")
-        #expect(authenticator.verdictWithoutHashing(credentials("carol", "c-pw")) == nil, "a hash is never computed on the caller's thread")
-
-        let loop = group.next()
-        #expect(try authenticator.verify(credentials("mallory", "x"), on: loop).wait() == .denied(user: "mallory", reason: "unknown user"))
-        #expect(authenticator.verdictWithoutHashing(credentials("mallory", "x")) == .denied(user: "mallory", reason: "unknown user"), "cached")
-        #expect(try authenticator.verify(credentials("carol", "c-pw"), on: loop).wait() == .allowed(user: "carol"))
-        #expect(try authenticator.verify(credentials("carol", "nope"), on: loop).wait() == .denied(user: "carol", reason: "wrong password"))
-        // Both verdicts are cached now: no hashing for either.
-        #expect(authenticator.verdictWithoutHashing(credentials("carol", "c-pw")) == .allowed(user: "carol"))
-        #expect(authenticator.verdictWithoutHashing(credentials("carol", "nope")) == .denied(user: "carol", reason: "wrong password"))
-        #expect(authenticator.successes == 3 && authenticator.failures == 5)
-        // The cache is keyed by the decoded credential, not the field's spelling.
-        guard case .basic(let respelled) = ProxyCredentials.parse(HTTPHeaders([("Proxy-Authorization", "BASIC    " + base64(Array("carol:c-pw".utf8)))]))
-        else {
-            Issue.record("respelled field does not parse")
-            return
+        do {
+            try await body(pool, group)
+        } catch {
+            try? await group.shutdownGracefully()
+            try? await pool.shutdownGracefully()
+            throw error
         }
-        #expect(authenticator.verdictWithoutHashing(respelled) == .allowed(user: "carol"))
+        try? await group.shutdownGracefully()
+        try? await pool.shutdownGracefully()
+    }
+
+    @Test func plainHashedUnknownAndCachedVerdicts() async throws {
+        try await withPoolAndGroup { pool, group in
+            let htpasswd = temporaryHtpasswd("carol:\(PasswordHashTests.hash("c-pw", setting: "$2b$04$abcdefghijklmnopqrstuu"))\n")
+            var configuration = ProxyConfiguration.defaults
+            configuration.proxyAuth = [.credential(user: "alice", password: "a-pw"), .htpasswdFile(path: htpasswd)]
+            configuration.proxyAuthRealm = "test realm"
+            let authenticator = try #require(try ProxyAuthenticator.make(configuration, threadPool: pool))
+            #expect(authenticator.challenge == "Basic realm=\"test realm\", charset=\"UTF-8\"")
+
+            #expect(authenticator.verdictWithoutHashing(credentials("alice", "a-pw")) == .allowed(user: "alice"))
+            #expect(authenticator.verdictWithoutHashing(credentials("alice", "a-pW")) == .denied(user: "alice", reason: "wrong password"))
+            #expect(authenticator.verdictWithoutHashing(credentials("mallory", "x")) == nil,
+                    "an unknown user is hashed too (against another user's hash), so timing does not tell users apart")
+            #expect(authenticator.verdictWithoutHashing(credentials("carol", "c-pw")) == nil, "a hash is never computed on the caller's thread")
+
+            let loop = group.next()
+            #expect(try await authenticator.verify(credentials("mallory", "x"), on: loop).get() == .denied(user: "mallory", reason: "unknown user"))
+            #expect(authenticator.verdictWithoutHashing(credentials("mallory", "x")) == .denied(user: "mallory", reason: "unknown user"), "cached")
+            #expect(try await authenticator.verify(credentials("carol", "c-pw"), on: loop).get() == .allowed(user: "carol"))
+            #expect(try await authenticator.verify(credentials("carol", "nope"), on: loop).get() == .denied(user: "carol", reason: "wrong password"))
+            // Both verdicts are cached now: no hashing for either.
+            #expect(authenticator.verdictWithoutHashing(credentials("carol", "c-pw")) == .allowed(user: "carol"))
+            #expect(authenticator.verdictWithoutHashing(credentials("carol", "nope")) == .denied(user: "carol", reason: "wrong password"))
+            #expect(authenticator.successes == 3 && authenticator.failures == 5)
+            // The cache is keyed by the decoded credential, not the field's spelling.
+            guard case .basic(let respelled) = ProxyCredentials.parse(
+                HTTPHeaders([("Proxy-Authorization", "BASIC    " + base64(Array("carol:c-pw".utf8)))]))
+            else {
+                Issue.record("respelled field does not parse")
+                return
+            }
+            #expect(authenticator.verdictWithoutHashing(respelled) == .allowed(user: "carol"))
+        }
     }
 
     @Test func duplicateUsersAcrossSourcesStopTheStart() {

@@ -41,26 +41,38 @@ import Testing
         return String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     }
 
-    @Test func linesWrittenOnALoopReachTheFileWholeAndInOrderAtTheEndOfTheTick() throws {
+    /// A fresh one-thread group for `body`, shut down afterwards whether or not `body` threw.
+    private static func withGroup(_ body: (MultiThreadedEventLoopGroup) async throws -> Void) async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        do {
+            try await body(group)
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        try? await group.shutdownGracefully()
+    }
+
+    @Test func linesWrittenOnALoopReachTheFileWholeAndInOrderAtTheEndOfTheTick() async throws {
         let path = Self.temporaryPath()
         defer { unlink(path) }
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let loop = group.next()
-        let writer = try AccessLogWriter(target: .file(path: path))
-        let count = 1_000  // ~250 KiB: crosses the 64 KiB threshold several times
-        let pendingAfterTick = try loop.submit { () -> Int in
-            for i in 0..<count { writer.write(Self.record(i)) }
-            return try Self.lines(at: path).count - 1
-        }.wait()
-        // During the tick only whole buffers over the threshold were written: never a partial line.
-        #expect(pendingAfterTick < count)
-        try loop.submit {}.wait()  // the flush scheduled by the first line ran before this task
-        let lines = try Self.lines(at: path)
-        #expect(lines.count == count + 1)
-        #expect(lines.last == "")
-        for (i, line) in lines.dropLast().enumerated() {
-            #expect(line == Self.record(i).jsonLine(timestamp: String(line.dropFirst(7).prefix(24))))
+        try await Self.withGroup { group in
+            let loop = group.next()
+            let writer = try AccessLogWriter(target: .file(path: path))
+            let count = 1_000  // ~250 KiB: crosses the 64 KiB threshold several times
+            let pendingAfterTick = try await loop.submit { () -> Int in
+                for i in 0..<count { writer.write(Self.record(i)) }
+                return try Self.lines(at: path).count - 1
+            }.get()
+            // During the tick only whole buffers over the threshold were written: never a partial line.
+            #expect(pendingAfterTick < count)
+            try await loop.submit {}.get()  // the flush scheduled by the first line ran before this task
+            let lines = try Self.lines(at: path)
+            #expect(lines.count == count + 1)
+            #expect(lines.last == "")
+            for (i, line) in lines.dropLast().enumerated() {
+                #expect(line == Self.record(i).jsonLine(timestamp: String(line.dropFirst(7).prefix(24))))
+            }
         }
     }
 
@@ -72,28 +84,29 @@ import Testing
         #expect(try Self.lines(at: path).count == 2)
     }
 
-    @Test func flushWritesWhatALoopLeftBuffered() throws {
+    @Test func flushWritesWhatALoopLeftBuffered() async throws {
         let path = Self.temporaryPath()
         defer { unlink(path) }
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let writer = try AccessLogWriter(target: .file(path: path))
-        let blocker = DispatchSemaphoreLike()
-        let written = DispatchSemaphoreLike()
-        let loop = group.next()
-        // The loop writes a line, then is kept busy so its scheduled flush cannot run yet.
-        loop.execute {
-            writer.write(Self.record(5))
-            written.signal()
-            blocker.wait()
+        try await Self.withGroup { group in
+            let writer = try AccessLogWriter(target: .file(path: path))
+            let blocker = DispatchSemaphoreLike()
+            let loop = group.next()
+            // The loop writes a line, then is kept busy so its scheduled flush cannot run yet. (A future
+            // of the blocked loop could not be awaited here: so a continuation says the line is written.)
+            await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
+                loop.execute {
+                    writer.write(Self.record(5))
+                    written.resume()
+                    blocker.wait()
+                }
+            }
+            #expect(try Self.lines(at: path) == [""])
+            writer.flush()
+            #expect(try Self.lines(at: path).count == 2)
+            blocker.signal()
+            try await loop.submit {}.get()
+            #expect(try Self.lines(at: path).count == 2)  // flushed once, not twice
         }
-        written.wait()
-        #expect(try Self.lines(at: path) == [""])
-        writer.flush()
-        #expect(try Self.lines(at: path).count == 2)
-        blocker.signal()
-        try loop.submit {}.wait()
-        #expect(try Self.lines(at: path).count == 2)  // flushed once, not twice
     }
 
     @Test func millisecondsAreWrittenAsTheOldFormatterDid() {

@@ -117,19 +117,19 @@ import Testing
         LocalRecords(path: nil, records: HostsFile.parse(Array(text.utf8)).records)
     }
 
-    @Test func aNameInTheFileIsDialedAtItsAddressesWithoutAskingTheResolver() throws {
+    @Test func aNameInTheFileIsDialedAtItsAddressesWithoutAskingTheResolver() async throws {
         let loop = EmbeddedEventLoop()
         let other = OtherResolver()
         let local = records("127.0.0.2 origin.test\n::1 origin.test\n")
         let resolver = LocalRecordsResolver(records: local, inner: other)
-        let resolution = try resolver.resolve(host: "Origin.Test", port: 8080, on: loop).wait()
+        let resolution = try await resolver.resolve(host: "Origin.Test", port: 8080, on: loop).get()
         #expect(resolution.source == .local)
         #expect(resolution.addresses.compactMap(\.ipAddress) == ["::1", "127.0.0.2"])
         #expect(resolution.addresses.allSatisfy { $0.port == 8080 })
         #expect(other.asked.value == 0)
         #expect(resolver.fallback(after: resolution, host: "origin.test", port: 8080, reason: "refused", on: loop) == nil)
 
-        let elsewhere = try resolver.resolve(host: "other.test", port: 80, on: loop).wait()
+        let elsewhere = try await resolver.resolve(host: "other.test", port: 80, on: loop).get()
         #expect(elsewhere.source == .httpdns)
         #expect(other.asked.value == 1)
     }

@@ -26,9 +26,9 @@ import Testing
         }
     }
 
-    @Test func theConnectGoesOutFirstAndWritesWaitForThe2xx() throws {
+    @Test func theConnectGoesOutFirstAndWritesWaitForThe2xx() async throws {
         let f = try Fixture(credentials: "user:p@ss:word")
-        try f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        try await f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).get()
         #expect(try f.written() == "CONNECT 192.0.2.7:443 HTTP/1.1\r\nHost: 192.0.2.7:443\r\nProxy-Authorization: Basic dXNlcjpwQHNzOndvcmQ=\r\n\r\n")
         // A ClientHello written now is held until the parent says yes.
         f.channel.writeAndFlush(ByteBuffer(string: "hello"), promise: nil)
@@ -48,11 +48,11 @@ import Testing
         #expect(try f.channel.readInbound(as: ByteBuffer.self).map { String(buffer: $0) } == "HTTP/1.1 200 OK\r\n\r\n")
     }
 
-    @Test func anyOtherAnswerFailsTheTunnelAndClosesWithoutPassingABytePastIt() throws {
+    @Test func anyOtherAnswerFailsTheTunnelAndClosesWithoutPassingABytePastIt() async throws {
         for (answer, status) in [("HTTP/1.1 403 Forbidden\r\nContent-Length: 3\r\n\r\nno!", 403), ("HTTP/1.0 503 Service Unavailable\r\n\r\n", 503),
                                  ("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic\r\n\r\n", 407)] {
             let f = try Fixture()
-            try f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+            try await f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).get()
             _ = try f.written()
             var heldWrite: (any Error)?
             f.channel.writeAndFlush(ByteBuffer(string: "request")).whenFailure { heldWrite = $0 }
@@ -67,16 +67,16 @@ import Testing
         }
     }
 
-    @Test func garbageAnOversizedHeadOrAnEarlyCloseFailAsWell() throws {
+    @Test func garbageAnOversizedHeadOrAnEarlyCloseFailAsWell() async throws {
         let garbage = try Fixture()
-        try garbage.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        try await garbage.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).get()
         var failure: (any Error)?
         garbage.result.futureResult.whenFailure { failure = $0 }
         try garbage.channel.writeInbound(ByteBuffer(string: "SSH-2.0-OpenSSH\r\n\r\n"))
         #expect("\(failure.map { "\($0)" } ?? "")".contains("not HTTP"))
 
         let oversized = try Fixture()
-        try oversized.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        try await oversized.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).get()
         var oversizedFailure: (any Error)?
         oversized.result.futureResult.whenFailure { oversizedFailure = $0 }
         try oversized.channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 OK\r\nX: " + String(repeating: "a", count: 17_000)))
@@ -84,19 +84,19 @@ import Testing
         #expect(!oversized.channel.isActive)
 
         let early = try Fixture()
-        try early.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        try await early.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).get()
         var earlyFailure: (any Error)?
         early.result.futureResult.whenFailure { earlyFailure = $0 }
-        try early.channel.close().wait()
+        try await early.channel.close().get()
         #expect(earlyFailure is ParentTunnelHandler.ParentClosed)
     }
 
-    @Test func aParentThatNeverAnswersFailsAtTheAnswerTimeout() throws {
+    @Test func aParentThatNeverAnswersFailsAtTheAnswerTimeout() async throws {
         let channel = EmbeddedChannel()
         let result = channel.eventLoop.makePromise(of: Void.self)
         try channel.pipeline.syncOperations.addHandler(
             ParentTunnelHandler(target: "192.0.2.7:443", credentials: nil, answerTimeout: .seconds(5), result: result))
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).get()
         var failure: (any Error)?
         result.futureResult.whenFailure { failure = $0 }
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(4999))
@@ -106,9 +106,9 @@ import Testing
         #expect(!channel.isActive)
     }
 
-    @Test func aStatusLineWithControlBytesIsSanitizedBeforeItIsQuoted() throws {
+    @Test func aStatusLineWithControlBytesIsSanitizedBeforeItIsQuoted() async throws {
         let f = try Fixture()
-        try f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        try await f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).get()
         var failure: (any Error)?
         f.result.futureResult.whenFailure { failure = $0 }
         try f.channel.writeInbound(ByteBuffer(string: "HTTP/1.1 403 No\u{1B}[31m\nX-Injected: 1\r\n\r\n"))
@@ -119,9 +119,9 @@ import Testing
 
     /// Interim answers before the final one (RFC 9110 §15.2) are skipped, within the head bound;
     /// a 101 is no interim answer to a CONNECT.
-    @Test func interimAnswersAreSkippedWithinTheHeadBound() throws {
+    @Test func interimAnswersAreSkippedWithinTheHeadBound() async throws {
         let f = try Fixture()
-        try f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        try await f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).get()
         _ = try f.written()
         f.channel.writeAndFlush(ByteBuffer(string: "hello"), promise: nil)
         var succeeded = false
@@ -134,7 +134,7 @@ import Testing
         #expect(try f.channel.readInbound(as: ByteBuffer.self).map { String(buffer: $0) } == "SERVER-FIRST")
 
         let switching = try Fixture()
-        try switching.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        try await switching.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).get()
         var refusal: (any Error)?
         switching.result.futureResult.whenFailure { refusal = $0 }
         try switching.channel.writeInbound(ByteBuffer(string: "HTTP/1.1 101 Switching Protocols\r\n\r\n"))
@@ -142,7 +142,7 @@ import Testing
 
         // Endless interim answers: failed once their heads pass 16 KiB, nothing handed up.
         let endless = try Fixture()
-        try endless.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        try await endless.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).get()
         var failure: (any Error)?
         endless.result.futureResult.whenFailure { failure = $0 }
         for _ in 0..<1000 where failure == nil {
@@ -156,7 +156,7 @@ import Testing
     /// An https:// parent: TLS to it sits below this handler. Its handshake event must not reach
     /// the handlers above (the origin's TLS gate would take it for the origin's handshake), and
     /// its failure fails the tunnel as a TLS failure, not as an unreachable parent.
-    @Test func theParentsOwnTLSStaysBelowTheTunnel() throws {
+    @Test func theParentsOwnTLSStaysBelowTheTunnel() async throws {
         final class Events: ChannelInboundHandler, @unchecked Sendable {
             typealias InboundIn = ByteBuffer
             var seen: [String] = []
@@ -165,7 +165,7 @@ import Testing
         let f = try Fixture()
         let events = Events()
         try f.channel.pipeline.syncOperations.addHandler(events)
-        try f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        try await f.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).get()
         let parentHandshake = TLSClientEvent.handshakeCompleted(negotiatedProtocol: nil, resumed: false, tlsVersion: "TLSv1.3")
         f.channel.pipeline.fireUserInboundEventTriggered(parentHandshake)
         #expect(events.seen.isEmpty, "the parent's handshake stops at the tunnel")
@@ -175,7 +175,7 @@ import Testing
         #expect(events.seen.count == 1)
 
         let g = try Fixture()
-        try g.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+        try await g.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).get()
         var failure: (any Error)?
         g.result.futureResult.whenFailure { failure = $0 }
         g.channel.pipeline.fireErrorCaught(TLSError.certificateInvalid(host: "parent.test", reason: "unable to get local issuer certificate"))

@@ -58,23 +58,23 @@ import Testing
         #expect(error.status == .gatewayTimeout)
     }
 
-    @Test func gateReportsACompletedHandshake() throws {
+    @Test func gateReportsACompletedHandshake() async throws {
         let channel = EmbeddedChannel()
         let gate = TLSHandshakeGate(serverName: "a.test")
         try channel.pipeline.syncOperations.addHandler(gate)
         let result = gate.handshakeResult(on: channel.eventLoop)
         channel.pipeline.fireUserInboundEventTriggered(
             TLSClientEvent.handshakeCompleted(negotiatedProtocol: "http/1.1", resumed: true, tlsVersion: "TLSv1.3"))
-        let handshake = try result.wait()
+        let handshake = try await result.get()
         #expect(handshake.resumed)
         #expect(handshake.negotiatedProtocol == "http/1.1")
         #expect(handshake.version == "TLSv1.3")
         // Asked again later: the same outcome, no new promise.
-        #expect(try gate.handshakeResult(on: channel.eventLoop).wait().resumed)
+        #expect(try await gate.handshakeResult(on: channel.eventLoop).get().resumed)
         _ = try? channel.finish()
     }
 
-    @Test func gateReportsTheFirstError() throws {
+    @Test func gateReportsTheFirstError() async throws {
         let channel = EmbeddedChannel()
         let gate = TLSHandshakeGate(serverName: "a.test")
         try channel.pipeline.syncOperations.addHandler(gate)
@@ -82,18 +82,18 @@ import Testing
         channel.pipeline.fireErrorCaught(mismatch)
         // The error went on down the pipeline too.
         #expect(throws: TLSError.self) { try channel.throwIfErrorCaught() }
-        #expect(throws: mismatch) { try gate.handshakeResult(on: channel.eventLoop).wait() }
+        await #expect(throws: mismatch) { try await gate.handshakeResult(on: channel.eventLoop).get() }
         _ = try? channel.finish()
     }
 
-    @Test func gateFailsAWaitingPromiseWhenTheChannelCloses() throws {
+    @Test func gateFailsAWaitingPromiseWhenTheChannelCloses() async throws {
         let channel = EmbeddedChannel()
         let gate = TLSHandshakeGate(serverName: "a.test")
         try channel.pipeline.syncOperations.addHandler(gate)
-        try channel.connect(to: SocketAddress(ipAddress: "192.0.2.1", port: 443)).wait()
+        try await channel.connect(to: SocketAddress(ipAddress: "192.0.2.1", port: 443)).get()
         #expect(gate.remoteAddress?.ipAddress == "192.0.2.1")
         let result = gate.handshakeResult(on: channel.eventLoop)
         _ = try? channel.finish()
-        #expect(throws: (any Error).self) { try result.wait() }
+        await #expect(throws: (any Error).self) { try await result.get() }
     }
 }

@@ -38,19 +38,19 @@ import Testing
         let accepted = NIOLockedValueBox(0)
         var port: Int { channel.localAddress!.port! }
 
-        init(group: any EventLoopGroup) throws {
+        init(group: any EventLoopGroup) async throws {
             let accepted = self.accepted
-            channel = try ServerBootstrap(group: group)
+            channel = try await ServerBootstrap(group: group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
                     accepted.withLockedValue { $0 += 1 }
                     return channel.eventLoop.makeSucceededVoidFuture()
                 }
                 .bind(host: "127.0.0.1", port: 0)
-                .wait()
+                .get()
         }
 
-        func stop() { try? channel.close().wait() }
+        func stop() async { try? await channel.close().get() }
     }
 
     private static func address(_ ip: String, _ port: Int) -> SocketAddress {
@@ -61,42 +61,67 @@ import Testing
         DestinationPolicy(allow: blocks.map { CIDR($0)! })
     }
 
-    private static func connect(_ connector: UpstreamConnector, on loop: any EventLoop, port: Int) throws -> ConnectedUpstream {
-        try connector.connect(host: "origin.test", port: port, on: loop) { $0.eventLoop.makeSucceededVoidFuture() }.wait()
+    private static func connect(_ connector: UpstreamConnector, on loop: any EventLoop, port: Int) async throws -> ConnectedUpstream {
+        try await connector.connect(host: "origin.test", port: port, on: loop) { $0.eventLoop.makeSucceededVoidFuture() }.get()
     }
 
-    @Test func aDeadFirstAddressFailsOverAndIsDialedLastAfterwards() throws {
+    /// A fresh one-thread group for `body`, shut down afterwards whether or not `body` threw.
+    private static func withGroup(_ body: (MultiThreadedEventLoopGroup) async throws -> Void) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let listener = try Listener(group: group)
-        defer { listener.stop() }
-        let port = listener.port
-        let health = IPHealthRegistry()
-        let resolver = FakeResolver(answer: Resolution(addresses: [Self.address("127.0.0.66", port), Self.address("127.0.0.1", port)], source: .cache))
-        let connector = UpstreamConnector(resolver: resolver, policy: Self.policy("127.0.0.0/8"), connectTimeout: .seconds(5), health: health)
-        let loop = group.next()
+        do {
+            try await body(group)
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        try? await group.shutdownGracefully()
+    }
 
-        let first = try Self.connect(connector, on: loop, port: port)
-        #expect(first.address.ipAddress == "127.0.0.1")
-        #expect(first.source == .cache)
-        try first.channel.close().wait()
-        let dead = UpstreamEndpoint(ip: "127.0.0.66", port: port)
-        let live = UpstreamEndpoint(ip: "127.0.0.1", port: port)
-        #expect(health.state(of: dead) == .backoff)
-        #expect(health.snapshot().first { $0.ip == "127.0.0.66" }?.lastFailure == .refused)
-        #expect(connector.order(resolver.answer.addresses, avoiding: []).map(\.ipAddress) == ["127.0.0.1", "127.0.0.66"])
+    /// The same with a `Listener` on the group, stopped before the group is shut down.
+    private static func withListener(_ body: (MultiThreadedEventLoopGroup, Listener) async throws -> Void) async throws {
+        try await withGroup { group in
+            let listener = try await Listener(group: group)
+            do {
+                try await body(group, listener)
+            } catch {
+                await listener.stop()
+                throw error
+            }
+            await listener.stop()
+        }
+    }
 
-        let second = try Self.connect(connector, on: loop, port: port)
-        #expect(second.address.ipAddress == "127.0.0.1")
-        try second.channel.close().wait()
-        let snapshot = health.snapshot()
-        // Not dialed again: its failure count did not grow.
-        #expect(snapshot.first { $0.ip == "127.0.0.66" }?.failures == 1)
-        let liveEntry = try #require(snapshot.first { $0.ip == "127.0.0.1" })
-        #expect(liveEntry.successes == 2)
-        #expect(liveEntry.connectMsEWMA != nil)
-        #expect(health.state(of: live) == .healthy)
-        #expect(resolver.fallbacks.withLockedValue { $0 } == 0)
+    @Test func aDeadFirstAddressFailsOverAndIsDialedLastAfterwards() async throws {
+        try await Self.withListener { group, listener in
+            let port = listener.port
+            let health = IPHealthRegistry()
+            let resolver = FakeResolver(
+                answer: Resolution(addresses: [Self.address("127.0.0.66", port), Self.address("127.0.0.1", port)], source: .cache))
+            let connector = UpstreamConnector(resolver: resolver, policy: Self.policy("127.0.0.0/8"), connectTimeout: .seconds(5), health: health)
+            let loop = group.next()
+
+            let first = try await Self.connect(connector, on: loop, port: port)
+            #expect(first.address.ipAddress == "127.0.0.1")
+            #expect(first.source == .cache)
+            try await first.channel.close().get()
+            let dead = UpstreamEndpoint(ip: "127.0.0.66", port: port)
+            let live = UpstreamEndpoint(ip: "127.0.0.1", port: port)
+            #expect(health.state(of: dead) == .backoff)
+            #expect(health.snapshot().first { $0.ip == "127.0.0.66" }?.lastFailure == .refused)
+            #expect(connector.order(resolver.answer.addresses, avoiding: []).map(\.ipAddress) == ["127.0.0.1", "127.0.0.66"])
+
+            let second = try await Self.connect(connector, on: loop, port: port)
+            #expect(second.address.ipAddress == "127.0.0.1")
+            try await second.channel.close().get()
+            let snapshot = health.snapshot()
+            // Not dialed again: its failure count did not grow.
+            #expect(snapshot.first { $0.ip == "127.0.0.66" }?.failures == 1)
+            let liveEntry = try #require(snapshot.first { $0.ip == "127.0.0.1" })
+            #expect(liveEntry.successes == 2)
+            #expect(liveEntry.connectMsEWMA != nil)
+            #expect(health.state(of: live) == .healthy)
+            #expect(resolver.fallbacks.withLockedValue { $0 } == 0)
+        }
     }
 
     @Test func avoidedAddressesGoLast() {
@@ -108,81 +133,77 @@ import Testing
         #expect(connector.order(input, avoiding: ["192.0.2.1"]).map(\.ipAddress) == ["192.0.2.2", "192.0.2.3", "192.0.2.1"])
     }
 
-    @Test func nioDialsInExactlyTheGivenOrder() throws {
+    @Test func nioDialsInExactlyTheGivenOrder() async throws {
         let loop = EmbeddedEventLoop()
         let mixed = [Self.address("192.0.2.1", 80), Self.address("2001:db8::1", 80), Self.address("192.0.2.2", 80)]
         let resolver = FixedAddressResolver(addresses: mixed, eventLoop: loop)
-        #expect(try resolver.initiateAAAAQuery(host: "x", port: 80).wait() == mixed)
-        #expect(try resolver.initiateAQuery(host: "x", port: 80).wait().isEmpty)
+        #expect(try await resolver.initiateAAAAQuery(host: "x", port: 80).get() == mixed)
+        #expect(try await resolver.initiateAQuery(host: "x", port: 80).get().isEmpty)
     }
 
-    @Test func whenEveryHTTPDNSAddressFailsSystemDNSAddressesNotTriedYetAreUsed() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let listener = try Listener(group: group)
-        defer { listener.stop() }
-        let port = listener.port
-        let resolver = FakeResolver(
-            answer: Resolution(addresses: [Self.address("127.0.0.66", port)], source: .httpdns),
-            // The dead address again (dropped: already tried), one the policy denies, the live one.
-            fallbackAnswer: Resolution(
-                addresses: [Self.address("127.0.0.66", port), Self.address("127.0.0.67", port), Self.address("127.0.0.1", port)],
-                source: .fallback
+    @Test func whenEveryHTTPDNSAddressFailsSystemDNSAddressesNotTriedYetAreUsed() async throws {
+        try await Self.withListener { group, listener in
+            let port = listener.port
+            let resolver = FakeResolver(
+                answer: Resolution(addresses: [Self.address("127.0.0.66", port)], source: .httpdns),
+                // The dead address again (dropped: already tried), one the policy denies, the live one.
+                fallbackAnswer: Resolution(
+                    addresses: [Self.address("127.0.0.66", port), Self.address("127.0.0.67", port), Self.address("127.0.0.1", port)],
+                    source: .fallback
+                )
             )
-        )
-        let health = IPHealthRegistry()
-        let connector = UpstreamConnector(
-            resolver: resolver, policy: Self.policy("127.0.0.1/32", "127.0.0.66/32"), connectTimeout: .seconds(5), health: health
-        )
-        let connected = try Self.connect(connector, on: group.next(), port: port)
-        #expect(connected.address.ipAddress == "127.0.0.1")
-        #expect(connected.source == .fallback)
-        try connected.channel.close().wait()
-        #expect(resolver.fallbacks.withLockedValue { $0 } == 1)
-        let dialed = Set(health.snapshot().map(\.ip))
-        #expect(dialed == ["127.0.0.1", "127.0.0.66"], "127.0.0.67 is denied by the policy and must never be dialed")
-        #expect(health.snapshot().first { $0.ip == "127.0.0.66" }?.failures == 1, "the dead address is not dialed twice")
-    }
-
-    @Test func theFallbackAddressesGoThroughThePolicy() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let listener = try Listener(group: group)
-        defer { listener.stop() }
-        let port = listener.port
-        let resolver = FakeResolver(
-            answer: Resolution(addresses: [Self.address("127.0.0.66", port)], source: .cache),
-            fallbackAnswer: Resolution(addresses: [Self.address("127.0.0.1", port)], source: .fallback)
-        )
-        let connector = UpstreamConnector(resolver: resolver, policy: Self.policy("127.0.0.66/32"), connectTimeout: .seconds(5))
-        let error = #expect(throws: ProxyError.self) { try Self.connect(connector, on: group.next(), port: port) }
-        #expect(error?.message.contains("system DNS fallback: destination denied by policy") == true, "\(String(describing: error))")
-        #expect(error?.message.contains("127.0.0.66: connection refused") == true, "\(String(describing: error))")
-        #expect(error?.status == .badGateway)
-        #expect(listener.accepted.withLockedValue { $0 } == 0)
-    }
-
-    @Test func noFallbackForLiteralsOrPolicyDenials() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
-        let resolver = FakeResolver(
-            answer: Resolution(addresses: [Self.address("127.0.0.1", 9)], source: .httpdns),
-            fallbackAnswer: Resolution(addresses: [Self.address("127.0.0.1", 9)], source: .fallback)
-        )
-        let denying = UpstreamConnector(resolver: resolver, policy: Self.policy(), connectTimeout: .seconds(5))
-        let denied = #expect(throws: ProxyError.self) { try Self.connect(denying, on: group.next(), port: 9) }
-        #expect(denied?.status == .forbidden)
-        #expect(resolver.fallbacks.withLockedValue { $0 } == 0)
-        // A refused IP literal: nothing to fall back from.
-        let allowing = UpstreamConnector(resolver: resolver, policy: Self.policy("127.0.0.0/8"), connectTimeout: .seconds(5))
-        let literal = #expect(throws: ProxyError.self) {
-            try allowing.connect(host: "127.0.0.66", port: 9, on: group.next()) { $0.eventLoop.makeSucceededVoidFuture() }.wait()
+            let health = IPHealthRegistry()
+            let connector = UpstreamConnector(
+                resolver: resolver, policy: Self.policy("127.0.0.1/32", "127.0.0.66/32"), connectTimeout: .seconds(5), health: health
+            )
+            let connected = try await Self.connect(connector, on: group.next(), port: port)
+            #expect(connected.address.ipAddress == "127.0.0.1")
+            #expect(connected.source == .fallback)
+            try await connected.channel.close().get()
+            #expect(resolver.fallbacks.withLockedValue { $0 } == 1)
+            let dialed = Set(health.snapshot().map(\.ip))
+            #expect(dialed == ["127.0.0.1", "127.0.0.66"], "127.0.0.67 is denied by the policy and must never be dialed")
+            #expect(health.snapshot().first { $0.ip == "127.0.0.66" }?.failures == 1, "the dead address is not dialed twice")
         }
-        #expect(literal?.status == .badGateway)
-        #expect(resolver.fallbacks.withLockedValue { $0 } == 0)
-        #expect(UpstreamConnector.fallsBack(.destinationDenied) == false)
-        #expect(UpstreamConnector.fallsBack(.connectTimeout))
-        #expect(UpstreamConnector.fallsBack(.tlsCertificateInvalid))
+    }
+
+    @Test func theFallbackAddressesGoThroughThePolicy() async throws {
+        try await Self.withListener { group, listener in
+            let port = listener.port
+            let resolver = FakeResolver(
+                answer: Resolution(addresses: [Self.address("127.0.0.66", port)], source: .cache),
+                fallbackAnswer: Resolution(addresses: [Self.address("127.0.0.1", port)], source: .fallback)
+            )
+            let connector = UpstreamConnector(resolver: resolver, policy: Self.policy("127.0.0.66/32"), connectTimeout: .seconds(5))
+            let error = await #expect(throws: ProxyError.self) { try await Self.connect(connector, on: group.next(), port: port) }
+            #expect(error?.message.contains("system DNS fallback: destination denied by policy") == true, "\(String(describing: error))")
+            #expect(error?.message.contains("127.0.0.66: connection refused") == true, "\(String(describing: error))")
+            #expect(error?.status == .badGateway)
+            #expect(listener.accepted.withLockedValue { $0 } == 0)
+        }
+    }
+
+    @Test func noFallbackForLiteralsOrPolicyDenials() async throws {
+        try await Self.withGroup { group in
+            let resolver = FakeResolver(
+                answer: Resolution(addresses: [Self.address("127.0.0.1", 9)], source: .httpdns),
+                fallbackAnswer: Resolution(addresses: [Self.address("127.0.0.1", 9)], source: .fallback)
+            )
+            let denying = UpstreamConnector(resolver: resolver, policy: Self.policy(), connectTimeout: .seconds(5))
+            let denied = await #expect(throws: ProxyError.self) { try await Self.connect(denying, on: group.next(), port: 9) }
+            #expect(denied?.status == .forbidden)
+            #expect(resolver.fallbacks.withLockedValue { $0 } == 0)
+            // A refused IP literal: nothing to fall back from.
+            let allowing = UpstreamConnector(resolver: resolver, policy: Self.policy("127.0.0.0/8"), connectTimeout: .seconds(5))
+            let literal = await #expect(throws: ProxyError.self) {
+                try await allowing.connect(host: "127.0.0.66", port: 9, on: group.next()) { $0.eventLoop.makeSucceededVoidFuture() }.get()
+            }
+            #expect(literal?.status == .badGateway)
+            #expect(resolver.fallbacks.withLockedValue { $0 } == 0)
+            #expect(UpstreamConnector.fallsBack(.destinationDenied) == false)
+            #expect(UpstreamConnector.fallsBack(.connectTimeout))
+            #expect(UpstreamConnector.fallsBack(.tlsCertificateInvalid))
+        }
     }
 }
 
@@ -208,7 +229,7 @@ import Testing
     private let target = try! SocketAddress(ipAddress: "192.0.2.7", port: 443)
     private let endpoint = UpstreamEndpoint(ip: "192.0.2.7", port: 443)
 
-    @Test func aSuccessfulConnectTeachesItsDurationAndTheObserverLeaves() throws {
+    @Test func aSuccessfulConnectTeachesItsDurationAndTheObserverLeaves() async throws {
         let clock = NIOLockedValueBox(Self.t0)
         let health = IPHealthRegistry(now: { clock.withLockedValue { $0 } })
         let channel = EmbeddedChannel()
@@ -216,45 +237,45 @@ import Testing
         try channel.pipeline.syncOperations.addHandler(observer)
         // The embedded connect completes at once, so move the clock inside the pipeline first.
         try channel.pipeline.syncOperations.addHandler(ClockMover(clock: clock, by: .milliseconds(12)), position: .first)
-        try channel.connect(to: target).wait()
+        try await channel.connect(to: target).get()
         #expect(health.snapshot().first?.connectMsEWMA == 12)
         #expect(health.state(of: endpoint) == .healthy)
         #expect(throws: (any Error).self) { try channel.pipeline.syncOperations.handler(type: ConnectAttemptObserver.self) }
         _ = try? channel.finish()
     }
 
-    @Test func aRefusedConnectIsAFailure() throws {
+    @Test func aRefusedConnectIsAFailure() async throws {
         let health = IPHealthRegistry()
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(ConnectOutcome(.fail(IOError(errnoCode: ECONNREFUSED, reason: "connect"))))
         try channel.pipeline.syncOperations.addHandler(ConnectAttemptObserver(health: health, attempts: nil))
-        #expect(throws: IOError.self) { try channel.connect(to: target).wait() }
+        await #expect(throws: IOError.self) { try await channel.connect(to: target).get() }
         #expect(health.state(of: endpoint) == .backoff)
         #expect(health.snapshot().first?.lastFailure == .refused)
         _ = try? channel.finish()
     }
 
-    @Test func anAbandonedConnectSaysNothingAboutTheAddress() throws {
+    @Test func anAbandonedConnectSaysNothingAboutTheAddress() async throws {
         let health = IPHealthRegistry()
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(ConnectOutcome(.fail(ChannelError.ioOnClosedChannel)))
         try channel.pipeline.syncOperations.addHandler(ConnectAttemptObserver(health: health, attempts: nil))
-        #expect(throws: ChannelError.self) { try channel.connect(to: target).wait() }
+        await #expect(throws: ChannelError.self) { try await channel.connect(to: target).get() }
         #expect(health.snapshot().isEmpty)
         _ = try? channel.finish()
     }
 
-    @Test func pendingAttemptsAreKnownWhenTheOverallTimeoutFires() throws {
+    @Test func pendingAttemptsAreKnownWhenTheOverallTimeoutFires() async throws {
         let attempts = ConnectAttempts()
         let channel = EmbeddedChannel()
         let hold = ConnectOutcome(.hold)
         try channel.pipeline.syncOperations.addHandler(hold)
         try channel.pipeline.syncOperations.addHandler(ConnectAttemptObserver(health: nil, attempts: attempts))
-        let connecting = channel.connect(to: target)
+        let connecting: EventLoopFuture<Void> = channel.connect(to: target)
         #expect(attempts.takePending() == [target])
         #expect(attempts.takePending().isEmpty)
         hold.held?.fail(ChannelError.ioOnClosedChannel)
-        #expect(throws: (any Error).self) { try connecting.wait() }
+        await #expect(throws: (any Error).self) { try await connecting.get() }
         _ = try? channel.finish()
     }
 

@@ -15,17 +15,17 @@ import Testing
         return (loop, UpstreamPool(eventLoop: loop, maxIdlePerOrigin: maxIdle, idleTimeout: .seconds(30)))
     }
 
-    private func connection(on loop: EmbeddedEventLoop, key: PoolKey? = nil) throws -> (UpstreamHTTPConnection, EmbeddedChannel) {
+    private func connection(on loop: EmbeddedEventLoop, key: PoolKey? = nil) async throws -> (UpstreamHTTPConnection, EmbeddedChannel) {
         let handler = UpstreamHTTPConnection(key: key ?? self.key)
         let channel = EmbeddedChannel(handler: handler, loop: loop)
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
         return (handler, channel)
     }
 
-    @Test func takesTheMostRecentlyReturnedConnection() throws {
+    @Test func takesTheMostRecentlyReturnedConnection() async throws {
         let (loop, pool) = makePool()
-        let (first, _) = try connection(on: loop)
-        let (second, _) = try connection(on: loop)
+        let (first, _) = try await connection(on: loop)
+        let (second, _) = try await connection(on: loop)
         pool.put(first)
         pool.put(second)
         #expect(pool.idleCount == 2)
@@ -35,10 +35,10 @@ import Testing
         #expect(pool.take(PoolKey(host: "other.test", port: 80, tls: false)) == nil)
     }
 
-    @Test func closesWhatDoesNotFitTheOriginsIdleSlots() throws {
+    @Test func closesWhatDoesNotFitTheOriginsIdleSlots() async throws {
         let (loop, pool) = makePool(maxIdle: 1)
-        let (kept, keptChannel) = try connection(on: loop)
-        let (extra, extraChannel) = try connection(on: loop)
+        let (kept, keptChannel) = try await connection(on: loop)
+        let (extra, extraChannel) = try await connection(on: loop)
         pool.put(kept)
         pool.put(extra)
         #expect(pool.idleCount == 1)
@@ -46,10 +46,10 @@ import Testing
         #expect(!extraChannel.isActive)
     }
 
-    @Test func closesConnectionsIdleForTheTimeoutAndOnlyThose() throws {
+    @Test func closesConnectionsIdleForTheTimeoutAndOnlyThose() async throws {
         let (loop, pool) = makePool()
-        let (old, oldChannel) = try connection(on: loop)
-        let (fresh, freshChannel) = try connection(on: loop)
+        let (old, oldChannel) = try await connection(on: loop)
+        let (fresh, freshChannel) = try await connection(on: loop)
         pool.put(old)
         loop.advanceTime(by: .seconds(20))
         pool.put(fresh)
@@ -65,9 +65,9 @@ import Testing
     }
 
     /// A connection taken and returned is idle from its return, not from its first visit.
-    @Test func reuseRestartsTheIdleClock() throws {
+    @Test func reuseRestartsTheIdleClock() async throws {
         let (loop, pool) = makePool()
-        let (connection, channel) = try connection(on: loop)
+        let (connection, channel) = try await connection(on: loop)
         pool.put(connection)
         loop.advanceTime(by: .seconds(25))
         #expect(pool.take(key) === connection)
@@ -79,9 +79,9 @@ import Testing
     }
 
     /// An idle connection the origin closes leaves the pool at once and is never handed out.
-    @Test func originClosingAnIdleConnectionRemovesIt() throws {
+    @Test func originClosingAnIdleConnectionRemovesIt() async throws {
         let (loop, pool) = makePool()
-        let (connection, channel) = try connection(on: loop)
+        let (connection, channel) = try await connection(on: loop)
         pool.put(connection)
         channel.pipeline.fireChannelInactive()
         #expect(pool.idleCount == 0)

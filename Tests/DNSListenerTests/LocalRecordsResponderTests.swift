@@ -90,7 +90,7 @@ import Testing
         }
     }
 
-    @Test func otherNamesGoOnToTheCacheOrTheUpstreams() throws {
+    @Test func otherNamesGoOnToTheCacheOrTheUpstreams() async throws {
         let responder = Self.responder("127.0.0.2 origin.test\n")
         guard case .later(let forwarded) = responder.respond(Self.query("other.test", type: 16), from: nil, transport: .udp, on: EmbeddedEventLoop())
         else {
@@ -98,7 +98,7 @@ import Testing
             return
         }
         // Forwarded, and with no upstream resolver SERVFAIL.
-        let answer = try #require(try forwarded.wait())
+        let answer = try #require(try await forwarded.get())
         #expect(answer[3] & 0x0F == 2)
     }
 }

@@ -13,7 +13,7 @@ import Testing
 /// Request framing answered by the client handler itself, on an EmbeddedChannel (no upstream is
 /// ever dialed: the destination would be denied, so any dial would show as a 403 instead).
 @Suite struct ClientFramingTests {
-    private func makeChannel() throws -> EmbeddedChannel {
+    private func makeChannel() async throws -> EmbeddedChannel {
         let configuration = ProxyConfiguration.defaults
         let channel = EmbeddedChannel()
         let env = ProxyEnvironment(
@@ -28,7 +28,7 @@ import Testing
             eventLoops: [channel.embeddedEventLoop]
         )
         try ClientPipeline.configure(channel, env: env)
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
         return channel
     }
 
@@ -58,8 +58,8 @@ import Testing
     ]
 
     @Test(arguments: cases)
-    func ambiguousFramingIsAnsweredAndClosed(_ fields: String, _ status: Int) throws {
-        let channel = try makeChannel()
+    func ambiguousFramingIsAnsweredAndClosed(_ fields: String, _ status: Int) async throws {
+        let channel = try await makeChannel()
         // A second, valid request follows in the same bytes: it must never be read as a request.
         let response = try send(
             channel,
@@ -73,38 +73,38 @@ import Testing
         #expect(!channel.isActive, "the connection must close after a framing error")
     }
 
-    @Test func transferEncodingOnHTTP10Is400() throws {
-        let channel = try makeChannel()
+    @Test func transferEncodingOnHTTP10Is400() async throws {
+        let channel = try await makeChannel()
         let response = try send(channel, "POST http://10.9.9.9/x HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
         #expect(response.hasPrefix("HTTP/1.1 400 "), "\(response)")
         #expect(response.contains("HTTP/1.0"))
         #expect(!channel.isActive)
     }
 
-    @Test func longRequestTargetIs414() throws {
-        let channel = try makeChannel()
+    @Test func longRequestTargetIs414() async throws {
+        let channel = try await makeChannel()
         let path = String(repeating: "a", count: 9000)
         let response = try send(channel, "GET http://10.9.9.9/\(path) HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(response.hasPrefix("HTTP/1.1 414 "), "\(response.prefix(100))")
         #expect(response.utf8.count < 1024, "the error body must not echo the target")
     }
 
-    @Test func requestLineOverflowingTheHeadIs414() throws {
-        let channel = try makeChannel()
+    @Test func requestLineOverflowingTheHeadIs414() async throws {
+        let channel = try await makeChannel()
         let path = String(repeating: "a", count: 90_000)
         let response = try send(channel, "GET http://10.9.9.9/\(path) HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(response.hasPrefix("HTTP/1.1 414 "), "\(response.prefix(100))")
     }
 
-    @Test func tooManyFieldsIs431() throws {
-        let channel = try makeChannel()
+    @Test func tooManyFieldsIs431() async throws {
+        let channel = try await makeChannel()
         let fields = String(repeating: "X-A: b\r\n", count: MessageFraming.maxRequestFieldCount + 1)
         let response = try send(channel, "GET http://10.9.9.9/ HTTP/1.1\r\nHost: x\r\n\(fields)\r\n")
         #expect(response.hasPrefix("HTTP/1.1 431 "), "\(response.prefix(100))")
     }
 
-    @Test func traceWithMaxForwardsZeroIsAnsweredByTheProxy() throws {
-        let channel = try makeChannel()
+    @Test func traceWithMaxForwardsZeroIsAnsweredByTheProxy() async throws {
+        let channel = try await makeChannel()
         let response = try send(
             channel, "TRACE http://10.9.9.9/t HTTP/1.1\r\nHost: 10.9.9.9\r\nMax-Forwards: 0\r\nCookie: secret\r\nX-A: 1\r\n\r\n"
         )
@@ -116,21 +116,21 @@ import Testing
         #expect(!response.contains("secret"))
     }
 
-    @Test func optionsWithMaxForwardsZeroListsMethods() throws {
-        let channel = try makeChannel()
+    @Test func optionsWithMaxForwardsZeroListsMethods() async throws {
+        let channel = try await makeChannel()
         let response = try send(channel, "OPTIONS http://10.9.9.9/ HTTP/1.1\r\nHost: 10.9.9.9\r\nMax-Forwards: 0\r\n\r\n")
         #expect(response.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(response)")
         #expect(response.contains("Allow: "))
     }
 
-    @Test func traceWithMaxForwardsOneIsForwarded() throws {
-        let channel = try makeChannel()
+    @Test func traceWithMaxForwardsOneIsForwarded() async throws {
+        let channel = try await makeChannel()
         let response = try send(channel, "TRACE http://10.9.9.9/ HTTP/1.1\r\nHost: 10.9.9.9\r\nMax-Forwards: 1\r\n\r\n")
         #expect(response.hasPrefix("HTTP/1.1 403 "), "forwarded, so the destination policy answers: \(response)")
     }
 
-    @Test func echoedTargetIsEscaped() throws {
-        let channel = try makeChannel()
+    @Test func echoedTargetIsEscaped() async throws {
+        let channel = try await makeChannel()
         let response = try send(channel, "GET http://10.9.9.9:99999'$/ HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(response.hasPrefix("HTTP/1.1 400 "), "\(response)")
         #expect(response.contains("invalid port '99999\\x27$'"), "\(response)")

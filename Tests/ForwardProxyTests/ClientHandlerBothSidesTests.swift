@@ -50,13 +50,15 @@ final class EmbeddedConnector: UpstreamConnecting, @unchecked Sendable {
         calls.append(Call(host: host, port: port, avoiding: avoiding))
         let channel = EmbeddedChannel(loop: loop)
         if let firstHandler { try! channel.pipeline.syncOperations.addHandler(firstHandler()) }
-        try! channelInitializer(channel).wait()
+        // On the embedded loop each of these futures is complete when the call returns, so nothing is
+        // waited on (this method cannot be async); a failure still traps, as `try! ... .wait()` did.
+        channelInitializer(channel).whenFailure { preconditionFailure("channel initializer failed: \($0)") }
         let address = try! SocketAddress(ipAddress: "127.0.0.\(next)", port: port)
         next += 1
-        try! channel.connect(to: address).wait()
+        channel.connect(to: address).whenFailure { preconditionFailure("connect failed: \($0)") }
         if closeAtOnce > 0 {
             closeAtOnce -= 1
-            try! channel.close().wait()
+            channel.close().whenFailure { preconditionFailure("close failed: \($0)") }
             if tearDownOnClose { loop.run() }
         }
         channels.append(channel)
@@ -99,7 +101,7 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         let connector: EmbeddedConnector
         let clientReads = ReadCounter()
 
-        init(_ configure: (inout ProxyConfiguration) -> Void = { _ in }) throws {
+        init(_ configure: (inout ProxyConfiguration) -> Void = { _ in }) async throws {
             var configuration = ProxyConfiguration.defaults
             configure(&configuration)
             client = EmbeddedChannel()
@@ -113,7 +115,7 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
             )
             try client.pipeline.syncOperations.addHandler(clientReads)
             try ClientPipeline.configure(client, env: env)
-            try client.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+            try await client.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
         }
 
         func send(_ text: String) throws { try client.writeInbound(ByteBuffer(string: text)) }
@@ -138,8 +140,8 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
     static let ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
     static let okToClient = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nVia: 1.1 httpdns-proxy\r\n\r\nok"
 
-    @Test func aGetIsForwardedAndAnsweredByteForByte() throws {
-        let f = try Fixture()
+    @Test func aGetIsForwardedAndAnsweredByteForByte() async throws {
+        let f = try await Fixture()
         try f.send("GET http://a.test/p?q=1 HTTP/1.1\r\nHost: a.test\r\nAccept: */*\r\n\r\n")
         #expect(f.connector.calls.map(\.host) == ["a.test"])
         #expect(try f.upstreamOutput(0) == "GET /p?q=1 HTTP/1.1\r\nAccept: */*\r\nHost: a.test\r\nVia: 1.1 httpdns-proxy\r\n\r\n")
@@ -148,8 +150,8 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(f.client.isActive)
     }
 
-    @Test func pipelinedRequestsAreServedInOrder() throws {
-        let f = try Fixture()
+    @Test func pipelinedRequestsAreServedInOrder() async throws {
+        let f = try await Fixture()
         try f.send("GET http://a.test/1 HTTP/1.1\r\nHost: a.test\r\n\r\nGET http://a.test/2 HTTP/1.1\r\nHost: a.test\r\n\r\n")
         #expect(try f.upstreamOutput(0) == "GET /1 HTTP/1.1\r\nHost: a.test\r\nVia: 1.1 httpdns-proxy\r\n\r\n")
         #expect(f.connector.calls.count == 1, "the second request waits for the first")
@@ -163,8 +165,8 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(out == "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nVia: 1.1 httpdns-proxy\r\n\r\n1HTTP/1.1 200 OK\r\nContent-Length: 1\r\nVia: 1.1 httpdns-proxy\r\n\r\n2")
     }
 
-    @Test func aBodilessGetIsRetriedOnAnotherAddressAndTheFirstIsBlamed() throws {
-        let f = try Fixture()
+    @Test func aBodilessGetIsRetriedOnAnotherAddressAndTheFirstIsBlamed() async throws {
+        let f = try await Fixture()
         try f.send("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n")
         _ = try f.upstreamOutput(0)
         f.connector.channels[0].pipeline.fireChannelInactive()
@@ -176,10 +178,10 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(try f.clientOutput() == Self.okToClient)
     }
 
-    @Test func aConnectionTheOriginClosedBeforeItWasTakenIsRetriedNotWaitedOn() throws {
+    @Test func aConnectionTheOriginClosedBeforeItWasTakenIsRetriedNotWaitedOn() async throws {
         // The close happened while the connection belonged to nobody: before, the exchange was
         // never told and waited for the upstream timeout.
-        let f = try Fixture()
+        let f = try await Fixture()
         f.connector.closeAtOnce = 1
         try f.send("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n")
         #expect(f.connector.calls.count == 2)
@@ -190,9 +192,9 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(try f.clientOutput() == Self.okToClient)
     }
 
-    @Test func aConnectionTornDownBeforeItWasTakenIsRetriedToo() throws {
+    @Test func aConnectionTornDownBeforeItWasTakenIsRetriedToo() async throws {
         // The close ran through before the proxy looked: the connection's handler is gone.
-        let f = try Fixture()
+        let f = try await Fixture()
         f.connector.closeAtOnce = 1
         f.connector.tearDownOnClose = true
         try f.send("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n")
@@ -203,9 +205,9 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(try f.clientOutput() == Self.okToClient)
     }
 
-    @Test func aPostOnAConnectionClosedBeforeItWasTakenIsRetriedWithItsBody() throws {
+    @Test func aPostOnAConnectionClosedBeforeItWasTakenIsRetriedWithItsBody() async throws {
         // Nothing was sent on the closed connection, so even a POST may go again.
-        let f = try Fixture()
+        let f = try await Fixture()
         f.connector.closeAtOnce = 1
         try f.send("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 2\r\n\r\nhi")
         #expect(f.connector.calls.count == 2)
@@ -214,8 +216,8 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(try f.clientOutput() == Self.okToClient)
     }
 
-    @Test func twoConnectionsClosedBeforeUseGiveA502AndBlameBothAddresses() throws {
-        let f = try Fixture()
+    @Test func twoConnectionsClosedBeforeUseGiveA502AndBlameBothAddresses() async throws {
+        let f = try await Fixture()
         f.connector.closeAtOnce = 2
         try f.send("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n")
         #expect(f.connector.calls.count == 2)
@@ -225,8 +227,8 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(out.contains("closed the connection as soon as it was made"), "\(out)")
     }
 
-    @Test func aPostIsNotRetried() throws {
-        let f = try Fixture()
+    @Test func aPostIsNotRetried() async throws {
+        let f = try await Fixture()
         try f.send("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 2\r\n\r\nhi")
         _ = try f.upstreamOutput(0)
         f.connector.channels[0].pipeline.fireChannelInactive()
@@ -236,8 +238,8 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(!f.client.isActive)
     }
 
-    @Test func anEarlyResponseDuringAnUploadClosesBothSides() throws {
-        let f = try Fixture()
+    @Test func anEarlyResponseDuringAnUploadClosesBothSides() async throws {
+        let f = try await Fixture()
         try f.send("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 10\r\n\r\n12345")
         #expect(try f.upstreamOutput(0).hasSuffix("\r\n\r\n12345"))
         try f.respond(0, "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\n\r\n")
@@ -247,8 +249,8 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(!f.connector.channels[0].isActive, "the upstream is closed, not pooled")
     }
 
-    @Test func hundredContinueComesBeforeTheBody() throws {
-        let f = try Fixture()
+    @Test func hundredContinueComesBeforeTheBody() async throws {
+        let f = try await Fixture()
         try f.send("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
         #expect(try f.upstreamOutput(0).contains("Expect: 100-continue\r\n"))
         try f.respond(0, "HTTP/1.1 100 Continue\r\n\r\n")
@@ -262,8 +264,8 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
     /// The bytes that arrive with an upgrade go on both ways; the upstream's are handed to the
     /// glue, not fired again from the head of its pipeline (where a TLS handler would take them
     /// for ciphertext).
-    @Test func anUpgradeCarriesTheBytesThatCameWithItBothWays() throws {
-        let f = try Fixture()
+    @Test func anUpgradeCarriesTheBytesThatCameWithItBothWays() async throws {
+        let f = try await Fixture()
         let tap = ByteTap()
         f.connector.firstHandler = { tap }
         try f.send("GET http://a.test/ws HTTP/1.1\r\nHost: a.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nHELLO")
@@ -281,8 +283,8 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(try f.clientOutput() == "back")
     }
 
-    @Test func readsWaitWhileTheUpstreamCannotTakeMore() throws {
-        let f = try Fixture()
+    @Test func readsWaitWhileTheUpstreamCannotTakeMore() async throws {
+        let f = try await Fixture()
         try f.send("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 100\r\n\r\nabc")
         let upstream = f.connector.channels[0]
         upstream.isWritable = false
@@ -295,8 +297,8 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(f.clientReads.reads == before + 1, "the held read goes ahead")
     }
 
-    @Test func upstreamReadsWaitWhileTheClientCannotTakeMore() throws {
-        let f = try Fixture()
+    @Test func upstreamReadsWaitWhileTheClientCannotTakeMore() async throws {
+        let f = try await Fixture()
         let counter = ReadCounter()
         f.connector.firstHandler = { counter }
         try f.send("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n")
@@ -310,8 +312,8 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(counter.reads == before + 1)
     }
 
-    @Test func upstreamSilenceIs504AfterTheTimeoutAndNotBefore() throws {
-        let f = try Fixture { $0.upstreamTimeout = .seconds(5) }
+    @Test func upstreamSilenceIs504AfterTheTimeoutAndNotBefore() async throws {
+        let f = try await Fixture { $0.upstreamTimeout = .seconds(5) }
         try f.send("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n")
         f.client.embeddedEventLoop.advanceTime(by: .milliseconds(4_900))
         #expect(try f.clientOutput().isEmpty)
@@ -320,8 +322,8 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(!f.connector.channels[0].isActive)
     }
 
-    @Test func aTricklingResponseIsNotCutOff() throws {
-        let f = try Fixture { $0.upstreamTimeout = .seconds(5) }
+    @Test func aTricklingResponseIsNotCutOff() async throws {
+        let f = try await Fixture { $0.upstreamTimeout = .seconds(5) }
         try f.send("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n")
         try f.respond(0, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n")
         for byte in ["a", "b", "c"] {
@@ -332,8 +334,8 @@ final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
         #expect(f.client.isActive)
     }
 
-    @Test func theIdleTimeoutClosesAKeptAliveConnection() throws {
-        let f = try Fixture { $0.clientIdleTimeout = .seconds(10) }
+    @Test func theIdleTimeoutClosesAKeptAliveConnection() async throws {
+        let f = try await Fixture { $0.clientIdleTimeout = .seconds(10) }
         try f.send("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n")
         try f.respond(0, Self.ok)
         _ = try f.clientOutput()

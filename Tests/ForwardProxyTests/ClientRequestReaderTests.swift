@@ -116,7 +116,7 @@ import Testing
 
     // MARK: - what follows the HTTP
 
-    @Test func bytesAfterAConnectHeadAreHandedOnAsTunnelBytesWhenRemoved() throws {
+    @Test func bytesAfterAConnectHeadAreHandedOnAsTunnelBytesWhenRemoved() async throws {
         // No sink: what the reader passes on collects in the channel's inbound buffer.
         let channel = EmbeddedChannel()
         let reader = ClientRequestReader()
@@ -142,7 +142,7 @@ import Testing
         #expect(try channel.readInbound(as: RequestPart.self) == nil)
         let removed = channel.pipeline.syncOperations.removeHandler(handler)
         channel.embeddedEventLoop.run()
-        try removed.wait()
+        try await removed.get()
         #expect(
             try channel.readInbound(as: ByteBuffer.self) == ByteBuffer(string: "\u{16}\u{03}\u{01}helloGET / HTTP/1.1\r\n\r\n"),
             "handed on byte for byte, once"
@@ -205,7 +205,7 @@ import Testing
         #expect(plainSink.heads == ["http://a.test/0", "a.test:443"])
     }
 
-    @Test func bytesAfterAnUpgradeRequestAreHandedOnAsTunnelBytesWhenRemoved() throws {
+    @Test func bytesAfterAnUpgradeRequestAreHandedOnAsTunnelBytesWhenRemoved() async throws {
         let channel = EmbeddedChannel()
         let handler = ByteToMessageHandler(ClientRequestReader())
         try channel.pipeline.syncOperations.addHandler(handler)
@@ -225,11 +225,11 @@ import Testing
         #expect(try channel.readInbound(as: ByteBuffer.self) == nil)
         let removed = channel.pipeline.syncOperations.removeHandler(handler)
         channel.embeddedEventLoop.run()
-        try removed.wait()
+        try await removed.get()
         #expect(try channel.readInbound(as: ByteBuffer.self) == ByteBuffer(string: "\u{81}\u{02}ws"))
     }
 
-    @Test func bytesAfterARequestThatClosesAreNeitherParsedNorHandedOn() throws {
+    @Test func bytesAfterARequestThatClosesAreNeitherParsedNorHandedOn() async throws {
         let (channel, _, handler, sink) = try setUp()
         try channel.writeInbound(ByteBuffer(string: "GET http://a.test/ HTTP/1.1\r\nConnection: close\r\n\r\nGET http://a.test/2 HTTP/1.1\r\n\r\n"))
         try channel.writeInbound(ByteBuffer(string: "garbage\r\n\r\n"))
@@ -238,7 +238,7 @@ import Testing
         #expect(sink.errors.isEmpty, "not refused either: nobody will read an answer to them")
         let removed = channel.pipeline.syncOperations.removeHandler(handler)
         channel.embeddedEventLoop.run()
-        try removed.wait()
+        try await removed.get()
         #expect(try channel.readInbound(as: ByteBuffer.self) == nil)
     }
 

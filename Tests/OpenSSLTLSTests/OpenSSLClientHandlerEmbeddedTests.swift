@@ -28,6 +28,16 @@ private final class EventRecorder: ChannelInboundHandler {
     }
 }
 
+/// How a write's future completed, recorded when it does (`assumeIsolated` is not available in the
+/// async tests themselves).
+private final class WriteOutcome {
+    var result: Result<Void, any Error>?
+
+    init(_ future: EventLoopFuture<Void>) {
+        future.assumeIsolated().whenComplete { self.result = $0 }
+    }
+}
+
 /// An OpenSSL client and a swift-nio-ssl server on two EmbeddedChannels, bytes moved by hand.
 private struct EmbeddedPair {
     let client: EmbeddedChannel
@@ -58,9 +68,9 @@ private struct EmbeddedPair {
         self.server = EmbeddedChannel(handler: NIOSSLServerHandler(context: try NIOSSLContext(configuration: serverConfiguration)))
     }
 
-    func connect() throws {
-        try self.server.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
-        try self.client.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+    func connect() async throws {
+        try await self.server.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
+        try await self.client.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
     }
 
     /// Moves ciphertext both ways until neither side has anything to send.
@@ -99,24 +109,23 @@ private struct EmbeddedPair {
 @Suite("OpenSSLHandler on EmbeddedChannel")
 struct OpenSSLHandlerEmbeddedTests {
     @Test("writes before the handshake are buffered, then encrypted once it completes")
-    func buffersWritesUntilHandshake() throws {
+    func buffersWritesUntilHandshake() async throws {
         let pair = try EmbeddedPair()
-        try pair.connect()
+        try await pair.connect()
 
         // channelActive started the handshake: exactly one ClientHello went out.
         let clientHello = try #require(try pair.client.readOutbound(as: ByteBuffer.self))
         #expect(clientHello.getInteger(at: 0, as: UInt8.self) == 22)  // handshake record
 
-        var written: Result<Void, any Error>?
-        pair.client.writeAndFlush(ByteBuffer(string: "early data")).assumeIsolated().whenComplete { written = $0 }
+        let written = WriteOutcome(pair.client.writeAndFlush(ByteBuffer(string: "early data")))
         #expect(try pair.client.readOutbound(as: ByteBuffer.self) == nil)
-        #expect(written == nil)
+        #expect(written.result == nil)
 
         try pair.server.writeInbound(clientHello)
         try pair.pump()
 
-        guard case .success = written else {
-            Issue.record("buffered write not completed: \(String(describing: written))")
+        guard case .success = written.result else {
+            Issue.record("buffered write not completed: \(String(describing: written.result))")
             return
         }
         #expect(try pair.serverPlaintext() == "early data")
@@ -130,9 +139,9 @@ struct OpenSSLHandlerEmbeddedTests {
     }
 
     @Test("writes without flush stay buffered after the handshake until flush")
-    func writeWithoutFlush() throws {
+    func writeWithoutFlush() async throws {
         let pair = try EmbeddedPair()
-        try pair.connect()
+        try await pair.connect()
         try pair.pump()
         #expect(pair.recorder.events.count == 1)
 
@@ -145,13 +154,12 @@ struct OpenSSLHandlerEmbeddedTests {
     }
 
     @Test("handshake timeout on the event loop clock: error fired, channel closed, writes failed")
-    func handshakeTimeoutEmbedded() throws {
+    func handshakeTimeoutEmbedded() async throws {
         let pair = try EmbeddedPair(handshakeTimeout: .seconds(3))
-        try pair.connect()
+        try await pair.connect()
         _ = try pair.client.readOutbound(as: ByteBuffer.self)  // ClientHello; the server never answers
 
-        var written: Result<Void, any Error>?
-        pair.client.writeAndFlush(ByteBuffer(string: "never sent")).assumeIsolated().whenComplete { written = $0 }
+        let written = WriteOutcome(pair.client.writeAndFlush(ByteBuffer(string: "never sent")))
 
         pair.client.embeddedEventLoop.advanceTime(by: .milliseconds(2999))
         #expect(pair.client.isActive)
@@ -163,17 +171,17 @@ struct OpenSSLHandlerEmbeddedTests {
         let error = try #require(pair.recorder.errors.first as? TLSError)
         #expect(error.kind == .handshakeTimeout)
         #expect(error.host == "origin.test")
-        guard case .failure(let writeError) = written else {
-            Issue.record("write should have failed, got \(String(describing: written))")
+        guard case .failure(let writeError) = written.result else {
+            Issue.record("write should have failed, got \(String(describing: written.result))")
             return
         }
         #expect((writeError as? TLSError)?.kind == .handshakeTimeout)
     }
 
     @Test("no timeout fires once the handshake has completed")
-    func timeoutCancelledAfterHandshake() throws {
+    func timeoutCancelledAfterHandshake() async throws {
         let pair = try EmbeddedPair(handshakeTimeout: .seconds(1))
-        try pair.connect()
+        try await pair.connect()
         try pair.pump()
         pair.client.embeddedEventLoop.advanceTime(by: .seconds(5))
         #expect(pair.client.isActive)
@@ -181,12 +189,12 @@ struct OpenSSLHandlerEmbeddedTests {
     }
 
     @Test("close after the handshake sends close_notify first")
-    func closeSendsCloseNotify() throws {
+    func closeSendsCloseNotify() async throws {
         let pair = try EmbeddedPair()
-        try pair.connect()
+        try await pair.connect()
         try pair.pump()
 
-        try pair.client.close().wait()
+        try await pair.client.close().get()
         // A TLS 1.3 alert record (encrypted, content type 23 on the wire) was written before closing.
         let record = try #require(try pair.client.readOutbound(as: ByteBuffer.self))
         #expect(record.readableBytes > 5)
@@ -201,35 +209,33 @@ struct OpenSSLHandlerEmbeddedTests {
     }
 
     @Test("close during the handshake fails buffered writes and sends nothing more")
-    func closeDuringHandshake() throws {
+    func closeDuringHandshake() async throws {
         let pair = try EmbeddedPair()
-        try pair.connect()
+        try await pair.connect()
         _ = try pair.client.readOutbound(as: ByteBuffer.self)
 
-        var written: Result<Void, any Error>?
-        pair.client.writeAndFlush(ByteBuffer(string: "x")).assumeIsolated().whenComplete { written = $0 }
-        try pair.client.close().wait()
+        let written = WriteOutcome(pair.client.writeAndFlush(ByteBuffer(string: "x")))
+        try await pair.client.close().get()
         #expect(try pair.client.readOutbound(as: ByteBuffer.self) == nil)
-        guard case .failure = written else {
+        guard case .failure = written.result else {
             Issue.record("write should have failed")
             return
         }
-        var late: Result<Void, any Error>?
-        pair.client.writeAndFlush(ByteBuffer(string: "late")).assumeIsolated().whenComplete { late = $0 }
-        guard case .failure = late else {
+        let late = WriteOutcome(pair.client.writeAndFlush(ByteBuffer(string: "late")))
+        guard case .failure = late.result else {
             Issue.record("write after close should fail")
             return
         }
     }
 
     @Test("handler added to an already active channel starts the handshake at once")
-    func addedToActiveChannel() throws {
+    func addedToActiveChannel() async throws {
         let ca = try TestCA()
         var configuration = TLSClientConfiguration()
         configuration.caFile = try ca.writeCAFile()
         let context = try TLSClientContext(configuration: configuration)
         let channel = EmbeddedChannel()
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
         #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
         try channel.pipeline.syncOperations.addHandler(
             OpenSSLHandler(context: context, serverName: "origin.test", port: 443)

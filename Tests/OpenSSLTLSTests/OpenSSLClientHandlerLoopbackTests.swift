@@ -431,7 +431,7 @@ struct OpenSSLHandlerLoopbackTests {
         }
     }
 
-    @Test("IPv6 loopback origin with an IP literal server name", .enabled(if: ipv6LoopbackAvailable()))
+    @Test("IPv6 loopback origin with an IP literal server name", .enabled { await ipv6LoopbackAvailable() })
     func ipv6Literal() async throws {
         let fixture = try Fixture()
         let leaf = try fixture.ca.issueLeaf(ipAddresses: ["::1"])
@@ -455,12 +455,12 @@ private final class CloseOnFirstRead: ChannelInboundHandler {
     }
 }
 
-private func ipv6LoopbackAvailable() -> Bool {
+private func ipv6LoopbackAvailable() async -> Bool {
     do {
-        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .bind(host: "::1", port: 0)
-            .wait()
-        try channel.close().wait()
+            .get()
+        try await channel.close().get()
         return true
     } catch {
         return false

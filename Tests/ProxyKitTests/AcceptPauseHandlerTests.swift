@@ -91,10 +91,10 @@ struct AcceptPauseHandlerTests {
         #expect(h.forwarded.count == 2)
     }
 
-    @Test func aClosedListenerIsNotResumed() throws {
+    @Test func aClosedListenerIsNotResumed() async throws {
         let h = try Harness()
         h.fail(EMFILE)
-        try h.channel.close().wait()
+        try await h.channel.close().get()
         h.advance(.seconds(1))
         #expect(h.accepting == [false], "the resumption was cancelled with the listener")
     }

@@ -34,11 +34,13 @@ import Testing
         return (loop, UpstreamPool(eventLoop: loop, maxIdlePerOrigin: 4, idleTimeout: .seconds(300), leases: answers))
     }
 
-    private func connection(on loop: EmbeddedEventLoop, ip: String, source: ResolutionSource = .httpdns) throws -> (UpstreamHTTPConnection, EmbeddedChannel) {
+    private func connection(
+        on loop: EmbeddedEventLoop, ip: String, source: ResolutionSource = .httpdns
+    ) async throws -> (UpstreamHTTPConnection, EmbeddedChannel) {
         let handler = UpstreamHTTPConnection(key: key)
         let channel = EmbeddedChannel(handler: handler, loop: loop)
         let address = try SocketAddress(ipAddress: ip, port: 80)
-        try channel.connect(to: address).wait()
+        try await channel.connect(to: address).get()
         handler.dialedAddress = address
         handler.lease = ConnectionLease(source: source, dialedAt: loop.now)
         return (handler, channel)
@@ -47,11 +49,11 @@ import Testing
     /// Steady traffic: the connection goes back and forth between the pool and an exchange every
     /// 200 ms, so the idle timeout never fires. The answer changes at 5 s (its TTL); the first
     /// reuse after that closes the old connection instead of riding it.
-    @Test func aBusyConnectionIsRetiredWhenItsAnswerDropsItsAddress() throws {
+    @Test func aBusyConnectionIsRetiredWhenItsAnswerDropsItsAddress() async throws {
         let answers = FakeAnswers()
         let (loop, pool) = makePool(answers)
         answers.set("origin.test", ["192.0.2.1"], until: loop.now + .seconds(5))
-        let (old, oldChannel) = try connection(on: loop, ip: "192.0.2.1")
+        let (old, oldChannel) = try await connection(on: loop, ip: "192.0.2.1")
         pool.put(old)
         #expect(answers.asked == 1, "a new connection's lease is checked on its first return")
         var reuses = 0
@@ -72,11 +74,11 @@ import Testing
         #expect(answers.asked <= 3, "asked the resolver \(answers.asked) times for \(reuses) reuses")
     }
 
-    @Test func aConnectionWhoseAddressIsStillCurrentIsRenewedNotClosed() throws {
+    @Test func aConnectionWhoseAddressIsStillCurrentIsRenewedNotClosed() async throws {
         let answers = FakeAnswers()
         let (loop, pool) = makePool(answers)
         answers.set("origin.test", ["192.0.2.1", "192.0.2.2"], until: loop.now + .seconds(5))
-        let (connection, channel) = try connection(on: loop, ip: "192.0.2.2")
+        let (connection, channel) = try await connection(on: loop, ip: "192.0.2.2")
         pool.put(connection)
         loop.advanceTime(by: .seconds(6))
         // The answer was refreshed with the same addresses.
@@ -91,11 +93,11 @@ import Testing
     }
 
     /// An idle connection whose answer changed meanwhile is closed when a request would take it.
-    @Test func anIdleConnectionToADroppedAddressIsClosedOnTake() throws {
+    @Test func anIdleConnectionToADroppedAddressIsClosedOnTake() async throws {
         let answers = FakeAnswers()
         let (loop, pool) = makePool(answers)
         answers.set("origin.test", ["192.0.2.1"], until: loop.now + .seconds(5))
-        let (connection, channel) = try connection(on: loop, ip: "192.0.2.1")
+        let (connection, channel) = try await connection(on: loop, ip: "192.0.2.1")
         pool.put(connection)
         loop.advanceTime(by: .seconds(5))
         answers.set("origin.test", ["192.0.2.9"], until: loop.now + .seconds(5))
@@ -103,11 +105,11 @@ import Testing
         #expect(!channel.isActive)
     }
 
-    @Test func aConnectionReturnedAfterItsAddressWasDroppedIsNotPooled() throws {
+    @Test func aConnectionReturnedAfterItsAddressWasDroppedIsNotPooled() async throws {
         let answers = FakeAnswers()
         let (loop, pool) = makePool(answers)
         answers.set("origin.test", ["192.0.2.1"], until: loop.now + .seconds(5))
-        let (connection, channel) = try connection(on: loop, ip: "192.0.2.1")
+        let (connection, channel) = try await connection(on: loop, ip: "192.0.2.1")
         pool.put(connection)
         #expect(pool.take(key) === connection)
         loop.advanceTime(by: .seconds(7))

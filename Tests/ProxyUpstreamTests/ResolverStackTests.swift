@@ -14,7 +14,7 @@ import Testing
     }
 
     /// `--hosts-file`: read at start, in front of the provider, and shared with the DNS listener.
-    @Test func theHostsFileIsAskedFirst() throws {
+    @Test func theHostsFileIsAskedFirst() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("stack-hosts-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try "127.0.0.9 origin.test\n".write(toFile: path, atomically: true, encoding: .utf8)
@@ -22,7 +22,7 @@ import Testing
         configuration.provider = .system
         configuration.hostsFile = path
         let stack = ResolverStack(configuration: configuration, logger: Logger(label: "test"))
-        let resolution = try stack.upstreamResolver.resolve(host: "origin.test", port: 80, on: EmbeddedEventLoop()).wait()
+        let resolution = try await stack.upstreamResolver.resolve(host: "origin.test", port: 80, on: EmbeddedEventLoop()).get()
         #expect(resolution.source == .local && resolution.addresses.compactMap(\.ipAddress) == ["127.0.0.9"])
         #expect(stack.localRecords.path == path)
         try "127.0.0.10 origin.test\n".write(toFile: path, atomically: true, encoding: .utf8)

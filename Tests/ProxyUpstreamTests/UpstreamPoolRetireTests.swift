@@ -9,19 +9,19 @@ import Testing
     private let key = PoolKey(host: "origin.test", port: 80, tls: false)
     private let other = PoolKey(host: "other.test", port: 80, tls: false)
 
-    private func connection(on loop: EmbeddedEventLoop, key: PoolKey) throws -> (UpstreamHTTPConnection, EmbeddedChannel) {
+    private func connection(on loop: EmbeddedEventLoop, key: PoolKey) async throws -> (UpstreamHTTPConnection, EmbeddedChannel) {
         let handler = UpstreamHTTPConnection(key: key)
         let channel = EmbeddedChannel(handler: handler, loop: loop)
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
         return (handler, channel)
     }
 
-    @Test func retiringAHostClosesItsIdleConnectionsOnly() throws {
+    @Test func retiringAHostClosesItsIdleConnectionsOnly() async throws {
         let loop = EmbeddedEventLoop()
         let pool = UpstreamPool(eventLoop: loop, maxIdlePerOrigin: 4, idleTimeout: .seconds(30))
-        let (a, aChannel) = try connection(on: loop, key: key)
-        let (b, bChannel) = try connection(on: loop, key: PoolKey(host: "origin.test", port: 443, tls: true))
-        let (c, cChannel) = try connection(on: loop, key: other)
+        let (a, aChannel) = try await connection(on: loop, key: key)
+        let (b, bChannel) = try await connection(on: loop, key: PoolKey(host: "origin.test", port: 443, tls: true))
+        let (c, cChannel) = try await connection(on: loop, key: other)
         for connection in [a, b, c] { pool.put(connection) }
 
         #expect(pool.retire(host: "Origin.Test.") == 2)
@@ -31,13 +31,13 @@ import Testing
         #expect(pool.take(other) === c)
     }
 
-    @Test func aConnectionBusyDuringThePurgeIsClosedWhenReturned() throws {
+    @Test func aConnectionBusyDuringThePurgeIsClosedWhenReturned() async throws {
         let loop = EmbeddedEventLoop()
         let pool = UpstreamPool(eventLoop: loop, maxIdlePerOrigin: 4, idleTimeout: .seconds(30))
-        let (busy, busyChannel) = try connection(on: loop, key: key)
-        let (busyOther, busyOtherChannel) = try connection(on: loop, key: other)
+        let (busy, busyChannel) = try await connection(on: loop, key: key)
+        let (busyOther, busyOtherChannel) = try await connection(on: loop, key: other)
         #expect(pool.retire(host: "origin.test") == 0)
-        let (fresh, freshChannel) = try connection(on: loop, key: key)
+        let (fresh, freshChannel) = try await connection(on: loop, key: key)
 
         pool.put(busy)
         pool.put(busyOther)
@@ -48,11 +48,11 @@ import Testing
         #expect(pool.take(key) === fresh)
     }
 
-    @Test func retiringEverythingClosesAllIdleAndRetiresAllBusy() throws {
+    @Test func retiringEverythingClosesAllIdleAndRetiresAllBusy() async throws {
         let loop = EmbeddedEventLoop()
         let pool = UpstreamPool(eventLoop: loop, maxIdlePerOrigin: 4, idleTimeout: .seconds(30))
-        let (idle, idleChannel) = try connection(on: loop, key: key)
-        let (busy, busyChannel) = try connection(on: loop, key: other)
+        let (idle, idleChannel) = try await connection(on: loop, key: key)
+        let (busy, busyChannel) = try await connection(on: loop, key: other)
         pool.put(idle)
         #expect(pool.retire(host: nil) == 1)
         #expect(!idleChannel.isActive)
@@ -61,10 +61,10 @@ import Testing
         #expect(pool.idleCount == 0)
     }
 
-    @Test func perHostMarksAreBounded() throws {
+    @Test func perHostMarksAreBounded() async throws {
         let loop = EmbeddedEventLoop()
         let pool = UpstreamPool(eventLoop: loop, maxIdlePerOrigin: 4, idleTimeout: .seconds(30))
-        let (old, oldChannel) = try connection(on: loop, key: other)
+        let (old, oldChannel) = try await connection(on: loop, key: other)
         for index in 0...UpstreamPool.maxRetiredHosts {
             pool.retire(host: "h\(index).test")
         }

@@ -143,7 +143,7 @@ struct UpstreamResponseReaderTests {
         #expect(h.errors.isEmpty)
     }
 
-    @Test func afterASwitchTheRestIsTunnelBytesHandedOnWhenTheReaderGoes() throws {
+    @Test func afterASwitchTheRestIsTunnelBytesHandedOnWhenTheReaderGoes() async throws {
         let h = try Harness()
         h.reader.requestSent(method: .get, upgradeRequested: true)
         h.send("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n\u{81}\u{02}hi")
@@ -152,7 +152,7 @@ struct UpstreamResponseReaderTests {
         #expect(h.raw.isEmpty, "nothing handed on while the reader is in place")
         let removed = h.channel.pipeline.syncOperations.removeHandler(h.decoder)
         h.channel.embeddedEventLoop.run()
-        try removed.wait()
+        try await removed.get()
         #expect(h.raw == Array("\u{81}\u{02}hiHTTP/1.1 200 OK\r\n\r\n".utf8), "every byte after the 101, unparsed, in order")
         #expect(h.errors.isEmpty)
     }

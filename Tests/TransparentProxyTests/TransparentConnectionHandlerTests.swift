@@ -11,9 +11,9 @@ import Testing
 
     let app = address("10.0.0.5", 40000)
 
-    @Test func aSilentClientIsRelayedToItsOriginalDestinationAtThePeekTimeoutAndItsBytesFollow() throws {
+    @Test func aSilentClientIsRelayedToItsOriginalDestinationAtThePeekTimeoutAndItsBytesFollow() async throws {
         let f = try TransparentHandlerFixture(original: Self.address("192.0.2.9", 22), client: app)
-        try f.start()
+        try await f.start()
         f.advance(.milliseconds(299))
         #expect(f.upstreams.calls.isEmpty)
         f.advance(.milliseconds(1))
@@ -27,9 +27,9 @@ import Testing
         #expect(try f.client.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) } == "SSH-2.0-server\r\n")
     }
 
-    @Test func aClientHelloSentInPiecesGoesByItsNameAndReachesTheOriginWhole() throws {
+    @Test func aClientHelloSentInPiecesGoesByItsNameAndReachesTheOriginWhole() async throws {
         let f = try TransparentHandlerFixture(original: Self.address("192.0.2.1", 443), client: app)
-        try f.start()
+        try await f.start()
         let hello = HelloBytes.hello("origin.test")
         let cut = hello.count / 3
         try f.send(Array(hello[..<cut]))
@@ -45,9 +45,9 @@ import Testing
         #expect(f.snapshot.hijacks == 0)
     }
 
-    @Test func aHelloStillIncompleteAtTheHelloTimeoutIsRefusedWithFallbackRefuse() throws {
+    @Test func aHelloStillIncompleteAtTheHelloTimeoutIsRefusedWithFallbackRefuse() async throws {
         let f = try TransparentHandlerFixture(original: Self.address("192.0.2.1", 443), client: app) { $0.transparentFallback = .refuse }
-        try f.start()
+        try await f.start()
         let hello = HelloBytes.hello("origin.test")
         try f.send(Array(hello[..<(hello.count / 2)]))
         f.advance(.milliseconds(4999))
@@ -60,9 +60,9 @@ import Testing
         #expect(f.env.recentErrors.report.errors.first?.reason.contains("--transparent-hello-timeout") == true)
     }
 
-    @Test func anHTTPRequestGoesByItsHostToTheHTTPPipeline() throws {
+    @Test func anHTTPRequestGoesByItsHostToTheHTTPPipeline() async throws {
         let f = try TransparentHandlerFixture(original: Self.address("192.0.2.1", 80), client: app)
-        try f.start()
+        try await f.start()
         try f.send("GET /page HTTP/1.1\r\nHost: origin.test\r\n\r\n")
         #expect(f.answers.asked.first == "origin.test")
         #expect(f.upstreams.calls.first == .init(host: "origin.test", port: 80))
@@ -72,19 +72,19 @@ import Testing
         #expect(f.snapshot.peeks["http_host"] == 1)
     }
 
-    @Test func aConnectionThatWasNotRedirectedIsClosed() throws {
+    @Test func aConnectionThatWasNotRedirectedIsClosed() async throws {
         let f = try TransparentHandlerFixture(original: nil, client: app)
-        try f.start()
+        try await f.start()
         #expect(!f.client.isActive)
         #expect(f.snapshot.noOriginalDestination == 1)
         #expect(f.upstreams.calls.isEmpty)
     }
 
-    @Test func theProxysOwnConnectionRedirectedBackIsRefusedAsALoop() throws {
+    @Test func theProxysOwnConnectionRedirectedBackIsRefusedAsALoop() async throws {
         let origin = Self.address("192.0.2.1", 443)
         let f = try TransparentHandlerFixture(original: origin, client: app)
-        try f.recordOwnConnection(from: app, to: origin)
-        try f.start()
+        try await f.recordOwnConnection(from: app, to: origin)
+        try await f.start()
         try f.send(HelloBytes.hello("origin.test"))
         #expect(!f.client.isActive)
         #expect(f.upstreams.calls.isEmpty)
@@ -95,10 +95,10 @@ import Testing
 
     /// On an address the proxy shares with apps (a pod's), an app's connection may use the port
     /// number one of the proxy's own connections uses, to another destination: not a loop.
-    @Test func anAppConnectionReusingAPortOfTheProxysToAnotherDestinationIsRelayed() throws {
+    @Test func anAppConnectionReusingAPortOfTheProxysToAnotherDestinationIsRelayed() async throws {
         let f = try TransparentHandlerFixture(original: Self.address("192.0.2.1", 443), client: app)
-        try f.recordOwnConnection(from: app, to: Self.address("198.51.100.7", 443))
-        try f.start()
+        try await f.recordOwnConnection(from: app, to: Self.address("198.51.100.7", 443))
+        try await f.start()
         try f.send(HelloBytes.hello("origin.test"))
         #expect(f.client.isActive)
         #expect(f.upstreams.calls == [.init(host: "origin.test", port: 443)])

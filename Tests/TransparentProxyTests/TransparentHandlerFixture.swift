@@ -105,7 +105,7 @@ struct TransparentHandlerFixture {
     }
 
     /// Adds the handler and connects the client, as the listener's accept does.
-    func start() throws {
+    func start() async throws {
         let original = self.original
         let shared = TransparentContext(
             env: env, resolver: answers, stats: stats, ownListeners: OwnListeners(), ownConnections: own,
@@ -114,7 +114,7 @@ struct TransparentHandlerFixture {
         client.remoteAddress = clientAddress
         client.localAddress = try SocketAddress(ipAddress: "10.0.0.1", port: 3129)
         try client.pipeline.syncOperations.addHandler(TransparentConnectionHandler(shared: shared, admission: .admitted))
-        try client.connect(to: clientAddress).wait()
+        try await client.connect(to: clientAddress).get()
     }
 
     func send(_ bytes: [UInt8]) throws { try client.writeInbound(ByteBuffer(bytes: bytes)) }
@@ -123,11 +123,11 @@ struct TransparentHandlerFixture {
 
     /// One of the proxy's own upstream connections, from `local` to `remote`, as the connector
     /// records it when its connect completes.
-    func recordOwnConnection(from local: SocketAddress, to remote: SocketAddress) throws {
+    func recordOwnConnection(from local: SocketAddress, to remote: SocketAddress) async throws {
         let channel = EmbeddedChannel(loop: loop)
         channel.localAddress = local
         channel.remoteAddress = remote
-        try channel.connect(to: remote).wait()
+        try await channel.connect(to: remote).get()
         own.add(channel)
     }
 

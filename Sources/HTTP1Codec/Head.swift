@@ -119,11 +119,6 @@ package struct HTTP1Head: Sendable {
     package var methodString: String { string(method) }
     package var targetString: String { string(target) }
 
-    /// Every field as (name, value) text, in order.
-    package var fieldPairs: [(name: String, value: String)] {
-        bytes.withUnsafeReadableBytes { raw in fields.map { (raw.string($0.name), raw.string($0.value)) } }
-    }
-
     /// Every field as (name, value) text, in order, in one array (what NIOHTTP1's `HTTPHeaders`
     /// is made from).
     package var fieldList: [(String, String)] { bytes.withUnsafeReadableBytes { $0.fieldList(fields) } }
@@ -139,10 +134,6 @@ package struct HTTP1Head: Sendable {
 package struct HTTP1Trailers: Sendable {
     package var bytes: ByteBuffer
     package var fields: [FieldLine]
-
-    package var fieldPairs: [(name: String, value: String)] {
-        bytes.withUnsafeReadableBytes { raw in fields.map { (raw.string($0.name), raw.string($0.value)) } }
-    }
 
     /// As `HTTP1Head.fieldList`.
     package var fieldList: [(String, String)] { bytes.withUnsafeReadableBytes { $0.fieldList(fields) } }

@@ -28,7 +28,7 @@ package enum CodecRunner {
                     transcript.messages[transcript.messages.count - 1].body += slice.readableBytesView
                 case .end(let trailers):
                     transcript.messages[transcript.messages.count - 1].ended = true
-                    transcript.messages[transcript.messages.count - 1].trailers = trailers.map { lines($0.fieldPairs) }
+                    transcript.messages[transcript.messages.count - 1].trailers = trailers.map { lines($0.fieldList) }
                 case .needMoreBytes:
                     continue reading
                 case .stopped(let stop):
@@ -58,12 +58,12 @@ package enum CodecRunner {
         } else {
             message.status = head.status
         }
-        message.fields = lines(head.fieldPairs)
+        message.fields = lines(head.fieldList)
         return message
     }
 
-    static func lines(_ pairs: [(name: String, value: String)]) -> [String] {
-        pairs.map { "\($0.name): \($0.value)" }
+    static func lines(_ pairs: [(String, String)]) -> [String] {
+        pairs.map { "\($0.0): \($0.1)" }
     }
 
     static func methodKind(_ method: DifferentialInput.Method) -> MethodKind {

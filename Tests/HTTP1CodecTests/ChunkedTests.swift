@@ -17,7 +17,7 @@ import Testing
             case .needMoreBytes:
                 return (data, ["<incomplete>"], String(buffer: buffer))
             case .end(let trailers):
-                return (data, trailers?.fieldPairs.map { "\($0.name): \($0.value)" }, String(buffer: buffer))
+                return (data, trailers?.fieldList.map { "\($0.0): \($0.1)" }, String(buffer: buffer))
             }
         }
     }

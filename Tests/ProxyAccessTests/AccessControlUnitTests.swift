@@ -220,19 +220,16 @@ extension ProxyCredentials.Parsed {
     }
 
     /// A started one-thread pool and a one-thread group for `body`, both shut down afterwards (the group
-    /// first) whether or not `body` threw.
+    /// first, by NIO's `withEventLoopGroup`) whether or not `body` threw.
     private func withPoolAndGroup(_ body: (NIOThreadPool, MultiThreadedEventLoopGroup) async throws -> Void) async throws {
         let pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
-            try await body(pool, group)
+            try await MultiThreadedEventLoopGroup.withEventLoopGroup(numberOfThreads: 1) { try await body(pool, $0) }
         } catch {
-            try? await group.shutdownGracefully()
             try? await pool.shutdownGracefully()
             throw error
         }
-        try? await group.shutdownGracefully()
         try? await pool.shutdownGracefully()
     }
 

@@ -41,22 +41,10 @@ import Testing
         return String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     }
 
-    /// A fresh one-thread group for `body`, shut down afterwards whether or not `body` threw.
-    private static func withGroup(_ body: (MultiThreadedEventLoopGroup) async throws -> Void) async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        do {
-            try await body(group)
-        } catch {
-            try? await group.shutdownGracefully()
-            throw error
-        }
-        try? await group.shutdownGracefully()
-    }
-
     @Test func linesWrittenOnALoopReachTheFileWholeAndInOrderAtTheEndOfTheTick() async throws {
         let path = Self.temporaryPath()
         defer { unlink(path) }
-        try await Self.withGroup { group in
+        try await MultiThreadedEventLoopGroup.withEventLoopGroup(numberOfThreads: 1) { group in
             let loop = group.next()
             let writer = try AccessLogWriter(target: .file(path: path))
             let count = 1_000  // ~250 KiB: crosses the 64 KiB threshold several times
@@ -87,7 +75,7 @@ import Testing
     @Test func flushWritesWhatALoopLeftBuffered() async throws {
         let path = Self.temporaryPath()
         defer { unlink(path) }
-        try await Self.withGroup { group in
+        try await MultiThreadedEventLoopGroup.withEventLoopGroup(numberOfThreads: 1) { group in
             let writer = try AccessLogWriter(target: .file(path: path))
             let blocker = DispatchSemaphoreLike()
             let loop = group.next()

@@ -65,21 +65,9 @@ import Testing
         try await connector.connect(host: "origin.test", port: port, on: loop) { $0.eventLoop.makeSucceededVoidFuture() }.get()
     }
 
-    /// A fresh one-thread group for `body`, shut down afterwards whether or not `body` threw.
-    private static func withGroup(_ body: (MultiThreadedEventLoopGroup) async throws -> Void) async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        do {
-            try await body(group)
-        } catch {
-            try? await group.shutdownGracefully()
-            throw error
-        }
-        try? await group.shutdownGracefully()
-    }
-
     /// The same with a `Listener` on the group, stopped before the group is shut down.
     private static func withListener(_ body: (MultiThreadedEventLoopGroup, Listener) async throws -> Void) async throws {
-        try await withGroup { group in
+        try await MultiThreadedEventLoopGroup.withEventLoopGroup(numberOfThreads: 1) { group in
             let listener = try await Listener(group: group)
             do {
                 try await body(group, listener)
@@ -184,7 +172,7 @@ import Testing
     }
 
     @Test func noFallbackForLiteralsOrPolicyDenials() async throws {
-        try await Self.withGroup { group in
+        try await MultiThreadedEventLoopGroup.withEventLoopGroup(numberOfThreads: 1) { group in
             let resolver = FakeResolver(
                 answer: Resolution(addresses: [Self.address("127.0.0.1", 9)], source: .httpdns),
                 fallbackAnswer: Resolution(addresses: [Self.address("127.0.0.1", 9)], source: .fallback)

@@ -114,13 +114,15 @@ import Testing
         service.set("a.example.test", .init(ipv4: ["127.0.0.8"]))
         let transport = CurlTransport()
         defer { transport.shutdown() }
-        // A wrong key: the service cannot read the name (HTTP 400).
+        // A wrong key: the service cannot read the name (HTTP 400). With a random IV per request,
+        // about one time in 256 the name decrypts to garbage with valid padding: the service then
+        // answers, in its own key, what our key cannot decrypt (an authentication failure).
         let wrongKey = Self.provider(service, transport, try Self.aes("another-key"))
         do {
             _ = try await wrongKey.resolve("a.example.test", families: .ipv4)
             Issue.record("a wrong key must fail")
         } catch {
-            #expect(error.kind == .server)
+            #expect(error.kind == .server || error.kind == .auth, "\(error)")
         }
         // An answer that is not hex of our cipher's output (e.g. a hijacking middlebox's page).
         for body in ["<html>hello</html>", "00112233", String(repeating: "ab", count: 2_000)] {

@@ -77,14 +77,14 @@ extension ClientConnectionHandler {
         var last: ByteBuffer?
         switch part {
         case .head(let head):
-            last = responseWriter.head(head.storage, allocator: allocator)
+            last = responseWriter.head(head, allocator: allocator)
         case .body(let buffer):
             responseWriter.body(buffer, allocator: allocator) { bytes in
                 if let pending = last { context.write(wrapOutboundOut(pending), promise: nil) }
                 last = bytes
             }
         case .end(let trailers):
-            last = responseWriter.end(trailers?.storage, allocator: allocator)
+            last = responseWriter.end(trailers, allocator: allocator)
         }
         if let last {
             context.write(wrapOutboundOut(last), promise: promise)

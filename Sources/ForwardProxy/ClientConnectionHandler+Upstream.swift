@@ -112,14 +112,14 @@ extension ClientConnectionHandler {
 // MARK: - upstream events
 
 extension ClientConnectionHandler: UpstreamHTTPDelegate {
-    func upstream(_ connection: UpstreamHTTPConnection, received part: HTTPClientResponsePart) {
+    func upstream(_ connection: UpstreamHTTPConnection, received part: UpstreamResponsePart) {
         guard connection === upstream, context != nil else {
             connection.detach()
             connection.close()
             return
         }
         switch part {
-        case .head(let head): run(machine.upstream(.head(ResponseHead(head)), now: now))
+        case .head(let head): run(machine.upstream(.head(ResponseHead(origin: head)), now: now))
         case .body(let buffer): run(machine.upstream(.body(buffer), now: now))
         case .end(let trailers): run(machine.upstream(.end(trailers.map(HeaderFields.init)), now: now))
         }

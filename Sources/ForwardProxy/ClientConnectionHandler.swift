@@ -33,7 +33,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     var upstream: UpstreamHTTPConnection?
     var timer: Scheduled<Void>?
     /// Serializes responses into the bytes the client reads (no HTTP encoder on the pipeline).
-    var responseWriter = HTTPMessageWriter()
+    var responseWriter = ClientResponseWriter()
     private lazy var onRequestBytes: () -> Void = { [weak self] in self?.requestStarted() }
     /// The upstream side of a tunnel being set up: a dialed CONNECT target, or the connection
     /// that accepted an upgrade.

@@ -6,10 +6,9 @@ import ProxyKit
 import ProxyUpstream
 
 // The proxy's own message types: what `ClientConnectionStateMachine` and its sub-machines see of
-// requests and responses. They wrap the codec's values (NIOHTTP1's today) without converting them,
-// so a message costs nothing more than before; the handler converts at the boundary, and the
-// machine files never name a codec type. Replacing the codec changes the storage here, not the
-// machine.
+// requests and responses. They wrap the codec's values without converting them (requests still
+// NIOHTTP1's; responses from origins the HTTP1Codec head, ForwardMessage+Response.swift), so a
+// message costs nothing more than its parse; the machine files never name a codec type.
 
 /// The header fields of a head or a trailer section.
 struct HeaderFields {
@@ -74,27 +73,6 @@ struct RequestHead {
     var fields: HeaderFields { HeaderFields(storage.headers) }
 }
 
-/// A response head from an origin, or one the proxy writes.
-struct ResponseHead {
-    var storage: HTTPResponseHead
-
-    init(_ storage: HTTPResponseHead) {
-        self.storage = storage
-    }
-
-    /// An HTTP/1.1 head answering `error` with its status.
-    init(answering error: ProxyError) {
-        self.storage = HTTPResponseHead(version: .http1_1, status: error.status)
-    }
-
-    var statusCode: Int { Int(storage.status.code) }
-    var fields: HeaderFields { HeaderFields(storage.headers) }
-
-    mutating func addField(name: String, value: String) { storage.headers.add(name: name, value: value) }
-
-    mutating func replaceOrAddField(name: String, value: String) { storage.headers.replaceOrAdd(name: name, value: value) }
-}
-
 /// A part of a request, as the client's decoder hands it on or as it goes upstream.
 enum RequestPart {
     case head(RequestHead)
@@ -119,15 +97,21 @@ extension ProxyError {
 /// A request as it goes to the origin (`MessageRewriter.rewriteRequest`).
 struct OriginRequest {
     var head: RequestHead
-    var framing: BodyFraming
+    var framing: ProxyHTTP.BodyFraming
     var isUpgrade: Bool
 }
 
-/// A response as it goes to the client (`MessageRewriter.rewriteResponse`).
+/// A response as it goes to the client (`ResponseHead.forClient`).
 struct ClientResponse {
     var head: ResponseHead
+    var flow: ResponseFlow
+}
+
+/// What the rest of a response does once its head went to the client (kept while the body
+/// streams; the head itself, a slice of the upstream read buffer, is not).
+struct ResponseFlow {
     /// How the body is framed towards the client.
-    var clientFraming: BodyFraming
+    var clientFraming: ProxyHTTP.BodyFraming
     /// The client connection must close after this response.
     var closeClient: Bool
     /// The origin will not keep the upstream connection open after this response.
@@ -175,35 +159,6 @@ extension RequestHead {
     }
 }
 
-extension ResponseHead {
-    /// An interim (1xx) response as it goes to an HTTP/1.1 client: its status, without hop-by-hop fields.
-    var interimForClient: ResponseHead {
-        var interim = HTTPResponseHead(version: .http1_1, status: storage.status)
-        for (name, value) in storage.headers where !MessageRewriter.isHopByHop(name) {
-            interim.headers.add(name: name, value: value)
-        }
-        return ResponseHead(interim)
-    }
-
-    /// The response as it goes to the client that sent `request` (`MessageRewriter.rewriteResponse`).
-    func forClient(of request: RequestHead, clientKeepAlive: Bool, isUpgradeResponse: Bool, via: ViaHeader) throws(ProxyError) -> ClientResponse {
-        let rewritten = try MessageRewriter.rewriteResponse(
-            storage,
-            requestMethod: request.storage.method,
-            clientVersion: request.storage.version,
-            clientKeepAlive: clientKeepAlive,
-            isUpgradeResponse: isUpgradeResponse,
-            via: via
-        )
-        return ClientResponse(
-            head: ResponseHead(rewritten.head),
-            clientFraming: rewritten.clientFraming,
-            closeClient: rewritten.closeClient,
-            upstreamWillClose: rewritten.upstreamWillClose
-        )
-    }
-}
-
 // MARK: - conversions at the handler
 
 extension RequestPart {
@@ -213,16 +168,6 @@ extension RequestPart {
         case .head(let head): .head(head.storage)
         case .body(let buffer): .body(.byteBuffer(buffer))
         case .end(let trailers): .end(trailers?.storage)
-        }
-    }
-}
-
-extension ResponsePart {
-    init(_ part: HTTPClientResponsePart) {
-        switch part {
-        case .head(let head): self = .head(ResponseHead(head))
-        case .body(let buffer): self = .body(buffer)
-        case .end(let trailers): self = .end(trailers.map(HeaderFields.init))
         }
     }
 }

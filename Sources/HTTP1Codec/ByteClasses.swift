@@ -78,6 +78,20 @@ extension UnsafeRawBufferPointer {
         return true
     }
 
+    /// The bytes in `range` spell `text`, ignoring ASCII letter case.
+    func equalsIgnoringCase(_ range: Range<Int>, _ text: String) -> Bool {
+        guard range.count == text.utf8.count else { return false }
+        for (index, y) in zip(range, text.utf8) {
+            let x = self[index]
+            if x != y {
+                let fx = x &- UInt8(ascii: "A") < 26 ? x | 0x20 : x
+                let fy = y &- UInt8(ascii: "A") < 26 ? y | 0x20 : y
+                if fx != fy { return false }
+            }
+        }
+        return true
+    }
+
     /// The comma-separated elements of a list value (RFC 9110 §5.6.1) without the spaces around
     /// them; empty elements are skipped.
     func forEachListElement(_ value: Range<Int>, _ body: (Range<Int>) -> Void) {

@@ -57,16 +57,26 @@ package struct HeadWriter {
 
     /// The response head for the client: `HTTP/1.<minorVersion>`, the status code and reason as
     /// received, the kept fields (Content-Length among them), Transfer-Encoding when the client
-    /// gets the body chunked, `connection` when given, then Via.
+    /// gets the body chunked, `connection` when given, Via, then `replacing` (a field the proxy
+    /// sets: the head's own lines of that name are not copied).
     package mutating func responseHead(
         _ head: HTTP1Head,
         minorVersion: Int,
         chunked: Bool,
         connection: String?,
         via: String,
+        replacing: (name: String, value: String)? = nil,
         allocator: ByteBufferAllocator
     ) -> ByteBuffer {
         var out = buffer(capacity: head.bytes.readableBytes + via.utf8.count + 64, allocator: allocator)
+        var fields = head.fields
+        if let replacing {
+            head.bytes.withUnsafeReadableBytes { raw in
+                for index in fields.indices where fields[index].kept && raw.equalsIgnoringCase(fields[index].name, replacing.name) {
+                    fields[index].kept = false
+                }
+            }
+        }
         out.writeStaticString(minorVersion == 0 ? "HTTP/1.0 " : "HTTP/1.1 ")
         out.writeString(String(head.status))
         out.writeInteger(ByteClass.sp)
@@ -74,10 +84,11 @@ package struct HeadWriter {
             out.writeBytes(UnsafeRawBufferPointer(rebasing: raw[head.reasonPhrase]))
         }
         out.writeStaticString("\r\n")
-        writeKeptFields(head.fields, of: head.bytes, dropping: nil, into: &out)
+        writeKeptFields(fields, of: head.bytes, dropping: nil, into: &out)
         if chunked { out.writeStaticString("Transfer-Encoding: chunked\r\n") }
         if let connection { writeField("Connection", connection, into: &out) }
         writeField("Via", via, into: &out)
+        if let replacing { writeField(replacing.name, replacing.value, into: &out) }
         out.writeStaticString("\r\n")
         keep(out)
         return out

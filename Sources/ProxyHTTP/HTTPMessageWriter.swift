@@ -48,6 +48,12 @@ package struct HTTPMessageWriter {
         return buffer
     }
 
+    /// A final head written elsewhere (a relayed origin head, `HeadWriter`): the body that
+    /// follows is framed as `chunked` says.
+    package mutating func headWritten(chunked: Bool) {
+        isChunked = chunked
+    }
+
     /// The request head as one buffer.
     package mutating func head(_ head: HTTPRequestHead, allocator: ByteBufferAllocator) -> ByteBuffer {
         isChunked = Self.isChunked(head.headers, version: head.version)

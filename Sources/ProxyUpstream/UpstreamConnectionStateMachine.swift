@@ -108,7 +108,7 @@ struct UpstreamConnectionStateMachine {
     // MARK: channel events
 
     /// A response part arrived (from the decoder).
-    mutating func responsePart(_ part: HTTPClientResponsePart) -> Inbound {
+    mutating func responsePart(_ part: UpstreamResponsePart) -> Inbound {
         switch state {
         case .serving:
             inRead = true

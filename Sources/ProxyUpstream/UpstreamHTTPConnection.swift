@@ -4,7 +4,7 @@ import ProxyHTTP
 
 /// Receives what one upstream HTTP connection produces while it serves an exchange.
 package protocol UpstreamHTTPDelegate: AnyObject {
-    func upstream(_ connection: UpstreamHTTPConnection, received part: HTTPClientResponsePart)
+    func upstream(_ connection: UpstreamHTTPConnection, received part: UpstreamResponsePart)
     func upstreamReadComplete(_ connection: UpstreamHTTPConnection)
     func upstreamWritabilityChanged(_ connection: UpstreamHTTPConnection)
     func upstreamClosed(_ connection: UpstreamHTTPConnection, error: (any Error)?)
@@ -31,7 +31,7 @@ package struct PoolKey: Hashable {
 /// The last handler of an upstream HTTP/1.1 channel. It belongs to the pool while idle and to one
 /// client exchange while busy; reads are gated by the client's writability (backpressure).
 package final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandler {
-    package typealias InboundIn = HTTPClientResponsePart
+    package typealias InboundIn = UpstreamResponsePart
     package typealias OutboundIn = ByteBuffer
     package typealias OutboundOut = ByteBuffer
 

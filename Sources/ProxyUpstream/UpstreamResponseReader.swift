@@ -21,10 +21,13 @@ import NIOHTTP1
 /// - After a 101 the rest of the buffer is not parsed: it is handed on as raw bytes when the
 ///   handler is removed (the tunnel's first bytes from the origin).
 ///
+/// Heads are handed on as the codec parsed them (a slice of the read buffer and offsets into it):
+/// the forward path writes the kept field lines from it without converting them.
+///
 /// Every event a read yields is handed on in that read, including an end that needs no further
 /// byte (`ByteToMessageHandler` calls `decode` only with bytes).
 package final class UpstreamResponseReader: ByteToMessageDecoder {
-    package typealias InboundOut = HTTPClientResponsePart
+    package typealias InboundOut = UpstreamResponsePart
 
     private var decoder = MessageDecoder(role: .response)
 
@@ -70,7 +73,7 @@ package final class UpstreamResponseReader: ByteToMessageDecoder {
         while true {
             switch try decoder.next(&buffer) {
             case .head(let head):
-                context.fireChannelRead(wrapInboundOut(.head(Self.responseHead(head))))
+                context.fireChannelRead(wrapInboundOut(.head(head)))
             case .body(let slice):
                 context.fireChannelRead(wrapInboundOut(.body(slice)))
             case .end(let trailers):
@@ -100,18 +103,15 @@ package final class UpstreamResponseReader: ByteToMessageDecoder {
         }
         return .needMoreData
     }
-
-    /// The codec's head as the forward path's (NIOHTTP1 storage until the forward path's heads
-    /// move to the codec). The reason phrase is not kept: the status line the client gets carries
-    /// the standard phrase for the code, as it always did.
-    static func responseHead(_ head: HTTP1Head) -> HTTPResponseHead {
-        HTTPResponseHead(
-            version: HTTPVersion(major: 1, minor: head.minorVersion),
-            status: HTTPResponseStatus(statusCode: head.status),
-            headers: HTTPHeaders(head.fieldList)
-        )
-    }
 }
 
 @available(*, unavailable)
 extension UpstreamResponseReader: Sendable {}
+
+/// A part of a response as the upstream connection hands it on: the codec's head, a slice of the
+/// body, the end with its trailers (rare: converted to fields).
+package enum UpstreamResponsePart {
+    case head(HTTP1Head)
+    case body(ByteBuffer)
+    case end(HTTPHeaders?)
+}

@@ -1,3 +1,4 @@
+import HTTP1Codec
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -106,8 +107,15 @@ extension RequestHead: Equatable {
     public static func == (lhs: RequestHead, rhs: RequestHead) -> Bool { lhs.storage == rhs.storage }
 }
 
+/// Heads compare by the bytes the client gets: a relayed origin head equals the NIOHTTP1 head
+/// that writes the same lines.
 extension ResponseHead: Equatable {
-    public static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool { lhs.storage == rhs.storage }
+    public static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool { lhs.wire == rhs.wire }
+
+    var wire: String {
+        var writer = ClientResponseWriter()
+        return String(buffer: writer.head(self, allocator: ByteBufferAllocator()))
+    }
 }
 
 extension HeaderFields: Equatable {
@@ -160,12 +168,20 @@ extension RequestHead {
 }
 
 extension ResponseHead {
+    /// A head as an origin sends it: its bytes parsed by the codec, as the upstream reader does
+    /// (after a GET that asked to upgrade, so that a 101 is one).
     init(_ status: HTTPResponseStatus, _ fields: [(String, String)] = []) {
-        self.init(HTTPResponseHead(version: .http1_1, status: status, headers: HTTPHeaders(fields)))
+        var text = "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n"
+        for (name, value) in fields { text += "\(name): \(value)\r\n" }
+        var decoder = MessageDecoder(role: .response)
+        decoder.expectResponse(ResponseContext(method: .get, upgradeRequested: true))
+        var buffer = ByteBuffer(string: text + "\r\n")
+        guard case .head(let head) = try? decoder.next(&buffer) else { fatalError("the codec refused the test's head: \(text)") }
+        self.init(origin: head)
     }
 
-    var status: HTTPResponseStatus { storage.status }
-    var headers: HTTPHeaders { storage.headers }
+    var status: HTTPResponseStatus { converted.status }
+    var headers: HTTPHeaders { converted.headers }
 }
 
 extension ErrorAnswer {

@@ -120,7 +120,7 @@ import Testing
         var m = machine()
         getInFlight(&m)
         let rewritten = try! MessageRewriter.rewriteResponse(
-            response(.ok).storage, requestMethod: .GET, clientVersion: .http1_1, clientKeepAlive: true, isUpgradeResponse: false, via: via
+            response(.ok).converted, requestMethod: .GET, clientVersion: .http1_1, clientKeepAlive: true, isUpgradeResponse: false, via: via
         )
         #expect(m.upstream(.head(response(.ok)), now: at(2)) == .writeClient(.head(ResponseHead(rewritten.head)), timer: nil))
         #expect(m.upstream(.body(ByteBuffer(string: "ok")), now: at(2)) == .writeClient(.body(ByteBuffer(string: "ok")), timer: nil))
@@ -920,5 +920,62 @@ import Testing
             return
         }
         #expect(sent.headers["X-Request-ID"] == ["abc-123"])
+    }
+
+    // MARK: relayed heads, byte for byte
+
+    /// What the client gets of an origin's head, as bytes: the origin's kept lines as they
+    /// arrived (spacing, reason phrase), then the proxy's fields.
+    private func relayed(
+        _ originHead: String,
+        request: RequestHead,
+        configure: (inout ProxyConfiguration) -> Void = { _ in }
+    ) -> String? {
+        var m = machine(accessLog: true, configure)
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(request), now: at(1), draining: false)
+        _ = m.requestPart(.end(nil), now: at(1), draining: false)
+        _ = m.upstream(.connected(fresh), now: at(1))
+        var decoder = MessageDecoder(role: .response)
+        decoder.expectResponse(ResponseContext(method: request.method == .HEAD ? .head : .get))
+        var buffer = ByteBuffer(string: originHead)
+        guard case .head(let parsed) = try? decoder.next(&buffer) else { return nil }
+        guard case .writeClient(.head(let head), _) = m.upstream(.head(ResponseHead(origin: parsed)), now: at(2)).effect else { return nil }
+        return head.wire
+    }
+
+    @Test func anOriginsLinesTravelAsTheyArrivedWithTheProxysFieldsAfterThem() {
+        let origin = "HTTP/1.1 203 Quite Fine\r\nX-A:a  \r\nConnection: close, X-Hop\r\nX-Hop: 1\r\nContent-Length: 2\r\nKeep-Alive: 5\r\n\r\n"
+        #expect(relayed(origin, request: head()) == "HTTP/1.1 203 Quite Fine\r\nX-A:a  \r\nContent-Length: 2\r\nVia: 1.1 hp\r\n\r\n")
+        let chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-B: b\r\n\r\n"
+        #expect(relayed(chunked, request: head()) == "HTTP/1.1 200 OK\r\nX-B: b\r\nTransfer-Encoding: chunked\r\nVia: 1.1 hp\r\n\r\n")
+        #expect(
+            relayed(chunked, request: head(version: .http1_0)) == "HTTP/1.0 200 OK\r\nX-B: b\r\nConnection: close\r\nVia: 1.1 hp\r\n\r\n",
+            "an HTTP/1.0 client gets the body until the close"
+        )
+        #expect(
+            relayed("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", request: head(.GET, "http://a.test/p", [("Connection", "keep-alive")], version: .http1_0))
+                == "HTTP/1.0 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\nVia: 1.0 hp\r\n\r\n",
+            "a kept-alive HTTP/1.0 client is told so; Via names the origin's version"
+        )
+        #expect(
+            relayed("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: t\r\n\r\n", request: head(.HEAD, "http://a.test/p"))
+                == "HTTP/1.1 200 OK\r\nContent-Type: t\r\nVia: 1.1 hp\r\n\r\n",
+            "a HEAD answer has no body: no coding of the proxy's"
+        )
+    }
+
+    @Test func theRequestIDReplacesTheOriginsField() {
+        let request = head(.GET, "http://a.test/p", [("X-Request-ID", "abc-123")])
+        let origin = "HTTP/1.1 200 OK\r\nx-request-id: origin-1\r\nContent-Length: 0\r\nX-Request-Id: origin-2\r\n\r\n"
+        #expect(
+            relayed(origin, request: request) { $0.requestIDHeader = "X-Request-ID" }
+                == "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nVia: 1.1 hp\r\nX-Request-ID: abc-123\r\n\r\n"
+        )
+        #expect(
+            relayed(origin, request: request)
+                == "HTTP/1.1 200 OK\r\nx-request-id: origin-1\r\nContent-Length: 0\r\nX-Request-Id: origin-2\r\nVia: 1.1 hp\r\n\r\n",
+            "no option: the origin's own"
+        )
     }
 }

@@ -55,6 +55,18 @@ import Testing
         #expect(String(buffer: chunked) == "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\nVia: 1.1 hp\r\n\r\n")
     }
 
+    /// A field the proxy sets replaces every line of that name, whatever its case; other lines
+    /// keep their order and bytes.
+    @Test func aReplacedFieldDropsTheHeadsOwn() throws {
+        let parsed = try head("HTTP/1.1 200 OK\r\nX-Id: a\r\nX-A: 1\r\nx-id:b\r\nX-Idle: 2\r\n\r\n", .response)
+        var writer = HeadWriter()
+        let out = writer.responseHead(
+            parsed, minorVersion: 1, chunked: false, connection: nil, via: "1.1 hp", replacing: ("X-ID", "r-1"), allocator: allocator
+        )
+        #expect(String(buffer: out) == "HTTP/1.1 200 OK\r\nX-A: 1\r\nX-Idle: 2\r\nVia: 1.1 hp\r\nX-ID: r-1\r\n\r\n")
+        #expect(parsed.fields.allSatisfy { $0.kept }, "the head itself is unchanged")
+    }
+
     /// Many Connection tokens: one set lookup per field, the same verdicts.
     @Test func manyConnectionTokens() throws {
         let tokens = (0..<2000).map { "x-\($0)" }.joined(separator: ",")

@@ -1,3 +1,4 @@
+import HTTP1Codec
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
@@ -9,7 +10,15 @@ import Testing
 struct UpstreamConnectionStateMachineTests {
     typealias Machine = UpstreamConnectionStateMachine
     let pool = UpstreamPool(eventLoop: EmbeddedEventLoop(), maxIdlePerOrigin: 4, idleTimeout: .seconds(30))
-    let head = HTTPClientResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok))
+    let head = UpstreamResponsePart.head(Self.okHead())
+
+    static func okHead() -> HTTP1Head {
+        var decoder = MessageDecoder(role: .response)
+        decoder.expectResponse(ResponseContext(method: .get))
+        var buffer = ByteBuffer(string: "HTTP/1.1 200 OK\r\n\r\n")
+        guard case .head(let head) = try? decoder.next(&buffer) else { fatalError("the codec refused a plain 200") }
+        return head
+    }
 
     @Test func bytesNobodyAskedForCloseTheConnection() {
         var m = Machine()

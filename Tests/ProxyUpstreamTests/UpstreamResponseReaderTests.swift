@@ -44,11 +44,11 @@ struct UpstreamResponseReaderTests {
         }
 
         var events: [String] {
-            while let part = try? channel.readInbound(as: HTTPClientResponsePart.self) {
+            while let part = try? channel.readInbound(as: UpstreamResponsePart.self) {
                 switch part {
                 case .head(let head):
-                    let fields = head.headers.map { "\($0.name): \($0.value)" }.joined(separator: "|")
-                    collected.append("head \(head.version.minor) \(head.status.code) [\(fields)]")
+                    let fields = head.fieldList.map { "\($0.0): \($0.1)" }.joined(separator: "|")
+                    collected.append("head \(head.minorVersion) \(head.status) [\(fields)]")
                 case .body(let buffer):
                     let text = String(buffer: buffer)
                     if let last = collected.last, last.hasPrefix("body ") {

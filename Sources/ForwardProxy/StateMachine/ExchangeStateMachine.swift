@@ -59,7 +59,7 @@ struct ExchangeStateMachine {
         /// Nothing yet, or only interim (1xx) responses.
         case awaiting(sawBytes: Bool)
         /// The final head went to the client; its body is streaming.
-        case streaming(ClientResponse)
+        case streaming(ResponseFlow)
         case complete
     }
 
@@ -336,7 +336,7 @@ struct ExchangeStateMachine {
             return .upgraded(forwarded.head, record: tunnelRecord, started: started)
         }
         let forwardedHead = forwarded.head
-        response = .streaming(forwarded)
+        response = .streaming(forwarded.flow)
         lastUpstreamActivity = now
         return .writeClient(.head(forwardedHead))
     }
@@ -349,20 +349,20 @@ struct ExchangeStateMachine {
 
     /// The response ended. With the request complete too, the exchange is over.
     private mutating func upstreamEnd(_ trailers: HeaderFields?, now: NIODeadline, recordsEnabled: Bool) -> Action {
-        guard case .streaming(let forwarded) = response else { return Self.impossible("a response end before its head") }
+        guard case .streaming(let flow) = response else { return Self.impossible("a response end before its head") }
         response = .complete
         lastUpstreamActivity = nil
-        let kept = forwarded.clientFraming == .chunked ? HeaderFields.forwardable(trailers) : nil
+        let kept = flow.clientFraming == .chunked ? HeaderFields.forwardable(trailers) : nil
         let log = finalRecord(now: now, recordsEnabled: recordsEnabled)
         guard requestComplete else {
             return .responseEnded(trailers: kept, upstream: .close, log: log, early: true, closeClient: true)
         }
         return .responseEnded(
             trailers: kept,
-            upstream: forwarded.upstreamWillClose ? .close : .release,
+            upstream: flow.upstreamWillClose ? .close : .release,
             log: log,
             early: false,
-            closeClient: forwarded.closeClient
+            closeClient: flow.closeClient
         )
     }
 

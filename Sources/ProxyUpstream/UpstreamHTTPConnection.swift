@@ -31,7 +31,7 @@ package struct PoolKey: Hashable {
 /// The last handler of an upstream HTTP/1.1 channel. It belongs to the pool while idle and to one
 /// client exchange while busy; reads are gated by the client's writability (backpressure).
 package final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChannelHandler {
-    package typealias InboundIn = UpstreamResponsePart
+    package typealias InboundIn = UpstreamResponseEvent
     package typealias OutboundIn = ByteBuffer
     package typealias OutboundOut = ByteBuffer
 
@@ -159,7 +159,17 @@ package final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChann
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         // Tunnel bytes after an accepted upgrade's 101 are kept as they are.
         if machine.rawBytes(data) { return }
-        let part = unwrapInboundIn(data)
+        let part: UpstreamResponsePart
+        switch unwrapInboundIn(data) {
+        case .head:
+            guard let head = responseDecoder.takeHead() else {
+                context.close(promise: nil)
+                return
+            }
+            part = .head(head)
+        case .body(let buffer): part = .body(buffer)
+        case .end(let trailers): part = .end(trailers)
+        }
         switch machine.responsePart(part) {
         case .deliver:
             guard let delegate else {

@@ -22,14 +22,17 @@ import NIOHTTP1
 ///   handler is removed (the tunnel's first bytes from the origin).
 ///
 /// Heads are handed on as the codec parsed them (a slice of the read buffer and offsets into it):
-/// the forward path writes the kept field lines from it without converting them.
+/// the forward path writes the kept field lines from it without converting them. The event says
+/// a head arrived; the handler behind takes it from the reader at once (`takeHead`).
 ///
 /// Every event a read yields is handed on in that read, including an end that needs no further
 /// byte (`ByteToMessageHandler` calls `decode` only with bytes).
 package final class UpstreamResponseReader: ByteToMessageDecoder {
-    package typealias InboundOut = UpstreamResponsePart
+    package typealias InboundOut = UpstreamResponseEvent
 
     private var decoder = MessageDecoder(role: .response)
+    /// The head a `.head` event announces, until the next handler takes it (`takeHead`).
+    private var parsedHead: HTTP1Head?
 
     /// A close in the middle of a response (its head, or a framed body); the text llhttp's EOF
     /// error gave, as the request side's.
@@ -63,6 +66,11 @@ package final class UpstreamResponseReader: ByteToMessageDecoder {
         }
     }
 
+    /// The head the last `.head` event announced; once.
+    package func takeHead() -> HTTP1Head? {
+        parsedHead.take()
+    }
+
     package func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         try decodeAll(context: context, buffer: &buffer)
         return .needMoreData
@@ -73,7 +81,8 @@ package final class UpstreamResponseReader: ByteToMessageDecoder {
         while true {
             switch try decoder.next(&buffer) {
             case .head(let head):
-                context.fireChannelRead(wrapInboundOut(.head(head)))
+                parsedHead = head
+                context.fireChannelRead(wrapInboundOut(.head))
             case .body(let slice):
                 context.fireChannelRead(wrapInboundOut(.body(slice)))
             case .end(let trailers):
@@ -108,8 +117,17 @@ package final class UpstreamResponseReader: ByteToMessageDecoder {
 @available(*, unavailable)
 extension UpstreamResponseReader: Sendable {}
 
-/// A part of a response as the upstream connection hands it on: the codec's head, a slice of the
-/// body, the end with its trailers (rare: converted to fields).
+/// What the reader fires: a head (taken from the reader, `takeHead`), a slice of the body, the
+/// end with its trailers (rare: converted to fields). The head does not travel in the event: a
+/// value that large does not fit `NIOAny`'s inline storage, so every event (head, body and end
+/// alike) would cost an allocation.
+package enum UpstreamResponseEvent {
+    case head
+    case body(ByteBuffer)
+    case end(HTTPHeaders?)
+}
+
+/// A part of a response as the upstream connection hands it to its exchange.
 package enum UpstreamResponsePart {
     case head(HTTP1Head)
     case body(ByteBuffer)

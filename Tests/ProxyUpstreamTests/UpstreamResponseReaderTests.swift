@@ -10,18 +10,38 @@ import Testing
 /// whatever reads they arrive in, and which bytes close the connection.
 @Suite("Upstream response reader")
 struct UpstreamResponseReaderTests {
-    /// Keeps the errors the reader raised; reads go on to the channel's inbound queue.
+    /// Keeps the errors the reader raised; reads go on to the channel's inbound queue, events as
+    /// the parts the connection hands on (a head taken from the reader at once, as the connection
+    /// does), raw bytes once `reader` is cleared (it was removed).
     final class ErrorSink: ChannelInboundHandler {
-        typealias InboundIn = NIOAny
+        typealias InboundIn = UpstreamResponseEvent
         var errors: [any Error] = []
+        var reader: UpstreamResponseReader?
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            context.fireChannelRead(data)
+            guard let reader else {
+                context.fireChannelRead(data)
+                return
+            }
+            let part: UpstreamResponsePart
+            switch unwrapInboundIn(data) {
+            case .head:
+                guard let head = reader.takeHead() else {
+                    errors.append(Missing.head)
+                    return
+                }
+                part = .head(head)
+            case .body(let buffer): part = .body(buffer)
+            case .end(let trailers): part = .end(trailers)
+            }
+            context.fireChannelRead(NIOAny(part))
         }
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
             errors.append(error)
         }
+
+        enum Missing: Error { case head }
     }
 
     /// What reached the handler behind the reader: the parts as text (consecutive body slices
@@ -37,6 +57,7 @@ struct UpstreamResponseReaderTests {
             decoder = ByteToMessageHandler(reader)
             try channel.pipeline.syncOperations.addHandler(decoder)
             try channel.pipeline.syncOperations.addHandler(errorSink)
+            errorSink.reader = reader
         }
 
         func send(_ text: String) {
@@ -150,6 +171,7 @@ struct UpstreamResponseReaderTests {
         h.send("HTTP/1.1 200 OK\r\n\r\n")
         #expect(h.events == ["head 1 101 [Upgrade: websocket|Connection: upgrade]", "end"])
         #expect(h.raw.isEmpty, "nothing handed on while the reader is in place")
+        h.errorSink.reader = nil
         let removed = h.channel.pipeline.syncOperations.removeHandler(h.decoder)
         h.channel.embeddedEventLoop.run()
         try await removed.get()

@@ -540,6 +540,7 @@ let package = Package(
             name: "TransparentProxyTests",
             dependencies: [
                 "TransparentProxy",
+                "HTTP1Codec",
                 "ProxyUpstream",
                 "ForwardProxy",
                 "ProxyAccess",

@@ -109,6 +109,26 @@ extension ClientConnectionHandler {
     }
 }
 
+// MARK: - the request head
+
+extension ClientConnectionHandler {
+    /// Writes a request head to the attached upstream: a client's head from its own kept lines,
+    /// any other as NIOHTTP1's head.
+    func sendHead(_ head: RequestHead, context: ChannelHandlerContext) {
+        guard let upstream else { return }
+        guard case .outgoing(let outgoing) = head.storage else {
+            upstream.write(.head(head.converted))
+            return
+        }
+        upstream.writeHead(
+            outgoing.written(by: &requestHeads, allocator: context.channel.allocator),
+            method: outgoing.parsed.methodKind,
+            upgradeRequested: outgoing.parsed.isUpgrade,
+            chunked: outgoing.isChunked
+        )
+    }
+}
+
 // MARK: - upstream events
 
 extension ClientConnectionHandler: UpstreamHTTPDelegate {

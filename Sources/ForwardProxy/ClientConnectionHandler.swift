@@ -1,3 +1,4 @@
+import HTTP1Codec
 import Logging
 import NIOCore
 import OpenSSLTLS
@@ -34,6 +35,8 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
     var timer: Scheduled<Void>?
     /// Serializes responses into the bytes the client reads (no HTTP encoder on the pipeline).
     var responseWriter = ClientResponseWriter()
+    /// Writes outgoing request heads (its buffer reused from one request to the next).
+    var requestHeads = HeadWriter()
     private lazy var onRequestBytes: () -> Void = { [weak self] in self?.requestStarted() }
     /// The upstream side of a tunnel being set up: a dialed CONNECT target, or the connection
     /// that accepted an upgrade.
@@ -217,7 +220,7 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             attachDialed()
         case .sendRequest(let head, let buffered, let upstreamReads, let deadline):
             upstream?.setReadAllowed(upstreamReads)
-            upstream?.write(.head(head.storage))
+            sendHead(head, context: context)
             for part in buffered {
                 switch part {
                 case .head: break

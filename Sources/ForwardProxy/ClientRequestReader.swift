@@ -118,7 +118,7 @@ final class ClientRequestReader: ByteToMessageDecoder {
         }
         switch try nextEvent(&buffer) {
         case .head(let head):
-            var requestHead = RequestHead(head)
+            var requestHead = RequestHead(parsed: head)
             afterTunnelHead = head.framing == .tunnel
             requestHead.bytesFollowed = afterTunnelHead && buffer.readableBytes > 0
             context.fireChannelRead(wrapInboundOut(.head(requestHead)))
@@ -207,31 +207,5 @@ extension ProxyError {
         case .notImplemented: self.init(.notImplemented, error.reason)
         case .invalidResponse: self.init(.invalidResponse, error.reason)
         }
-    }
-}
-
-// MARK: - the codec's head as the machine's (NIOHTTP1 storage until the machine's head moves)
-
-extension RequestHead {
-    init(_ head: HTTP1Head) {
-        let method: HTTPMethod =
-            switch head.methodKind {
-            case .get: .GET
-            case .head: .HEAD
-            case .post: .POST
-            case .connect: .CONNECT
-            case .options: .OPTIONS
-            case .trace: .TRACE
-            case .other: HTTPMethod(rawValue: head.methodString)
-            }
-        // NIO's keep-alive reading of these fields agrees with the codec's wherever the codec
-        // stops parsing (`close` or HTTP/1.0 without `keep-alive`; both named is close to both).
-        let storage = HTTPRequestHead(
-            version: HTTPVersion(major: 1, minor: head.minorVersion),
-            method: method,
-            uri: head.targetString,
-            headers: HTTPHeaders(head.fieldList)
-        )
-        self.init(storage)
     }
 }

@@ -135,8 +135,8 @@ extension ResponseHead {
         }
         let rewritten = try MessageRewriter.rewriteResponse(
             converted,
-            requestMethod: request.storage.method,
-            clientVersion: request.storage.version,
+            requestMethod: request.converted.method,
+            clientVersion: HTTPVersion(major: 1, minor: request.minorVersion),
             clientKeepAlive: clientKeepAlive,
             isUpgradeResponse: isUpgradeResponse,
             via: via
@@ -158,7 +158,7 @@ extension ResponseHead {
     /// persistence needs saying; Via for the version the origin answered with.
     static func relayed(_ head: HTTP1Head, request: RequestHead, clientKeepAlive: Bool, via: ViaHeader) -> ClientResponse {
         let code = head.status
-        let hasNoBody = request.storage.method == .HEAD || code < 200 || code == 204 || code == 304
+        let hasNoBody = request.isHEAD || code < 200 || code == 204 || code == 304
         let upstreamFraming: ProxyHTTP.BodyFraming
         if hasNoBody {
             upstreamFraming = .none

@@ -17,19 +17,19 @@ final class TransparentRequestTargetHandler: ChannelInboundHandler, RemovableCha
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .head(var head) = unwrapInboundIn(data), let uri = Self.absoluteTarget(head.storage, originalPort: originalPort) else {
+        guard case .head(var head) = unwrapInboundIn(data), let uri = Self.absoluteTarget(head, originalPort: originalPort) else {
             context.fireChannelRead(data)
             return
         }
-        head.storage.uri = uri
+        head.setTarget(uri)
         context.fireChannelRead(wrapInboundOut(.head(head)))
     }
 
     /// `http://HOST[:PORT]PATH` for an origin-form request with exactly one Host of a name or an
     /// IP literal with an optional port; nil when the target is not origin-form or Host is unusable.
-    static func absoluteTarget(_ head: HTTPRequestHead, originalPort: Int) -> String? {
-        guard head.uri.hasPrefix("/"), head.method != .CONNECT else { return nil }
-        let hosts = head.headers["host"]
+    static func absoluteTarget(_ head: RequestHead, originalPort: Int) -> String? {
+        guard head.uri.hasPrefix("/"), !head.isConnect else { return nil }
+        let hosts = head.hostFields
         guard hosts.count == 1, let host = hosts.first, !host.isEmpty, host.utf8.count <= 261 else { return nil }
         let allowed = host.utf8.allSatisfy { byte in
             switch byte {

@@ -127,6 +127,26 @@ package struct HTTP1Head: Sendable {
     package func values(_ field: KnownField) -> [String] {
         bytes.withUnsafeReadableBytes { raw in fields.filter { $0.known == field }.map { raw.string($0.value) } }
     }
+
+    /// Whether a field of a known name is present.
+    package func has(_ field: KnownField) -> Bool {
+        fields.contains { $0.known == field }
+    }
+
+    /// The values of the fields named `name` (ASCII case-insensitive), in order.
+    package func values(named name: String) -> [String] {
+        bytes.withUnsafeReadableBytes { raw in
+            fields.filter { raw.equalsIgnoringCase($0.name, name) }.map { raw.string($0.value) }
+        }
+    }
+
+    /// The value of the first field named `name` (ASCII case-insensitive), without an array.
+    package func firstValue(named name: String) -> String? {
+        bytes.withUnsafeReadableBytes { raw in
+            for field in fields where raw.equalsIgnoringCase(field.name, name) { return raw.string(field.value) }
+            return nil
+        }
+    }
 }
 
 /// A trailer section (RFC 9112 §7.1.2): its bytes, from the first field line through the empty

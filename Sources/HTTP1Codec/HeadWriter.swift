@@ -25,9 +25,9 @@ package struct HeadWriter {
     }
 
     /// The request head for the origin: `method target HTTP/1.1`, the kept fields (minus
-    /// `dropping`, e.g. a Max-Forwards the caller rewrites), Host, the framing field
-    /// (`.contentLength(n)` writes Content-Length, also 0; `.chunked` writes Transfer-Encoding),
-    /// `extraFields` in order, then Via.
+    /// `dropping`, e.g. a Max-Forwards the caller rewrites, and the names in `replacing`), Host,
+    /// the framing field (`.contentLength(n)` writes Content-Length, also 0; `.chunked` writes
+    /// Transfer-Encoding), `extraFields` in order, Via, then `replacing` (fields the proxy sets).
     package mutating func requestHead(
         _ head: HTTP1Head,
         target: String,
@@ -36,6 +36,7 @@ package struct HeadWriter {
         via: String,
         extraFields: [(name: String, value: String)] = [],
         dropping: KnownField? = nil,
+        replacing: [(name: String, value: String)] = [],
         allocator: ByteBufferAllocator
     ) -> ByteBuffer {
         var out = buffer(capacity: head.bytes.readableBytes + target.utf8.count + host.utf8.count + via.utf8.count + 64, allocator: allocator)
@@ -45,14 +46,28 @@ package struct HeadWriter {
         out.writeInteger(ByteClass.sp)
         out.writeString(target)
         out.writeStaticString(" HTTP/1.1\r\n")
-        writeKeptFields(head.fields, of: head.bytes, dropping: dropping, into: &out)
+        writeKeptFields(Self.without(replacing, head), of: head.bytes, dropping: dropping, into: &out)
         writeField("Host", host, into: &out)
         writeFraming(framing, into: &out)
         for field in extraFields { writeField(field.name, field.value, into: &out) }
         writeField("Via", via, into: &out)
+        for field in replacing { writeField(field.name, field.value, into: &out) }
         out.writeStaticString("\r\n")
         keep(out)
         return out
+    }
+
+    /// The head's fields with those named in `replaced` no longer kept (the same array when
+    /// nothing is replaced).
+    private static func without(_ replaced: [(name: String, value: String)], _ head: HTTP1Head) -> [FieldLine] {
+        var fields = head.fields
+        guard !replaced.isEmpty else { return fields }
+        head.bytes.withUnsafeReadableBytes { raw in
+            for index in fields.indices where fields[index].kept && replaced.contains(where: { raw.equalsIgnoringCase(fields[index].name, $0.name) }) {
+                fields[index].kept = false
+            }
+        }
+        return fields
     }
 
     /// The response head for the client: `HTTP/1.<minorVersion>`, the status code and reason as
@@ -69,14 +84,7 @@ package struct HeadWriter {
         allocator: ByteBufferAllocator
     ) -> ByteBuffer {
         var out = buffer(capacity: head.bytes.readableBytes + via.utf8.count + 64, allocator: allocator)
-        var fields = head.fields
-        if let replacing {
-            head.bytes.withUnsafeReadableBytes { raw in
-                for index in fields.indices where fields[index].kept && raw.equalsIgnoringCase(fields[index].name, replacing.name) {
-                    fields[index].kept = false
-                }
-            }
-        }
+        let fields = replacing.map { Self.without([$0], head) } ?? head.fields
         out.writeStaticString(minorVersion == 0 ? "HTTP/1.0 " : "HTTP/1.1 ")
         out.writeString(String(head.status))
         out.writeInteger(ByteClass.sp)

@@ -1,3 +1,4 @@
+import HTTP1Codec
 import NIOCore
 import NIOHTTP1
 import ProxyHTTP
@@ -85,6 +86,15 @@ package final class UpstreamHTTPConnection: ChannelDuplexHandler, RemovableChann
     }
 
     // MARK: writes from the exchange
+
+    /// A request head already written as bytes: the response it asks for may come, and the body
+    /// that follows is framed as `chunked` says.
+    package func writeHead(_ bytes: ByteBuffer, method: MethodKind, upgradeRequested: Bool, chunked: Bool) {
+        guard let context else { return }
+        responseDecoder.requestSent(method: method, upgradeRequested: upgradeRequested)
+        requestWriter.headWritten(chunked: chunked)
+        context.write(wrapOutboundOut(bytes), promise: nil)
+    }
 
     package func write(_ part: HTTPClientRequestPart) {
         guard let context else { return }

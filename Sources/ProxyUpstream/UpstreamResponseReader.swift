@@ -54,7 +54,7 @@ package final class UpstreamResponseReader: ByteToMessageDecoder {
         requestSent(method: Self.methodKind(head.method), upgradeRequested: upgradeRequested)
     }
 
-    static func methodKind(_ method: HTTPMethod) -> MethodKind {
+    package static func methodKind(_ method: HTTPMethod) -> MethodKind {
         switch method {
         case .GET: .get
         case .HEAD: .head

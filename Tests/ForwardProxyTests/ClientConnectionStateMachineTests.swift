@@ -978,4 +978,85 @@ import Testing
             "no option: the origin's own"
         )
     }
+
+    // MARK: outgoing request heads, byte for byte
+
+    /// The request head the origin gets for a client's head (its bytes), as bytes.
+    private func outgoing(_ clientHead: String, configure: (inout ProxyConfiguration) -> Void = { _ in }) -> String? {
+        var decoder = MessageDecoder(role: .request)
+        var buffer = ByteBuffer(string: clientHead)
+        guard case .head(let parsed) = try? decoder.next(&buffer) else { return nil }
+        var m = machine(accessLog: true, configure)
+        _ = m.activated(now: Self.t0, draining: false)
+        _ = m.requestPart(.head(RequestHead(parsed: parsed)), now: at(1), draining: false)
+        guard case .sendRequest(let sent, _, _, _) = m.upstream(.connected(fresh), now: at(1)).effect,
+            case .outgoing(let head) = sent.storage
+        else { return nil }
+        var writer = HeadWriter()
+        return String(buffer: head.written(by: &writer, allocator: ByteBufferAllocator()))
+    }
+
+    @Test func aClientsLinesTravelAsTheyArrivedWithTheProxysFieldsAfterThem() {
+        #expect(
+            outgoing("GET http://a.test/p?q HTTP/1.1\r\nhost: elsewhere\r\nX-A:a  \r\nConnection: x-hop\r\nX-Hop: 1\r\nAccept: */*\r\n\r\n")
+                == "GET /p?q HTTP/1.1\r\nX-A:a  \r\nAccept: */*\r\nHost: a.test\r\nVia: 1.1 hp\r\n\r\n",
+            "Host names the target; hop-by-hop fields and those Connection names stay behind"
+        )
+        #expect(
+            outgoing("POST http://a.test/ HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+                == "POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 0\r\nVia: 1.1 hp\r\n\r\n",
+            "an empty body's length still travels"
+        )
+        #expect(
+            outgoing("POST http://a.test/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTE: trailers\r\nX-B: b\r\n\r\n")
+                == "POST / HTTP/1.1\r\nX-B: b\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\nTE: trailers\r\nVia: 1.1 hp\r\n\r\n"
+        )
+        #expect(
+            outgoing("PUT http://a.test/ HTTP/1.0\r\nContent-Length: 007\r\n\r\n")
+                == "PUT / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 7\r\nVia: 1.0 hp\r\n\r\n",
+            "the length canonical; Via names the client's version"
+        )
+        #expect(
+            outgoing("OPTIONS http://a.test/ HTTP/1.1\r\nMax-Forwards: 3\r\nX-C: c\r\n\r\n")
+                == "OPTIONS / HTTP/1.1\r\nX-C: c\r\nHost: a.test\r\nMax-Forwards: 2\r\nVia: 1.1 hp\r\n\r\n"
+        )
+        #expect(
+            outgoing("GET http://a.test/ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: k\r\n\r\n")
+                == "GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nSec-WebSocket-Key: k\r\nHost: a.test\r\nConnection: upgrade\r\nVia: 1.1 hp\r\n\r\n"
+        )
+    }
+
+    @Test func theRequestIDIsTheProxysFieldAfterVia() {
+        #expect(
+            outgoing("GET http://a.test/ HTTP/1.1\r\nx-request-id: abc-1\r\nX-D: d\r\n\r\n") { $0.requestIDHeader = "X-Request-ID" }
+                == "GET / HTTP/1.1\r\nX-D: d\r\nHost: a.test\r\nVia: 1.1 hp\r\nX-Request-ID: abc-1\r\n\r\n",
+            "the client's valid id, written once as the proxy's field"
+        )
+        #expect(
+            outgoing("GET http://a.test/ HTTP/1.1\r\nx-request-id: abc-1\r\n\r\n")
+                == "GET / HTTP/1.1\r\nx-request-id: abc-1\r\nHost: a.test\r\nVia: 1.1 hp\r\n\r\n",
+            "without the option the field is the client's like any other"
+        )
+    }
+
+    @Test func aParentGetsTheAbsoluteFormAndItsCredentials() throws {
+        var decoder = MessageDecoder(role: .request)
+        var buffer = ByteBuffer(string: "GET http://a.test/p HTTP/1.1\r\nProxy-Authorization: Basic Y2xpZW50\r\nX-E: e\r\n\r\n")
+        guard case .head(let parsed) = try decoder.next(&buffer) else {
+            Issue.record("no head")
+            return
+        }
+        let origin = try RequestHead(parsed: parsed).forOrigin(target: RequestTarget.parseAbsolute("http://a.test/p"), via: via, requestID: nil)
+        let parent = origin.head.forParent(ParentForward(authority: "127.0.0.9:80", authorization: "Basic cGFyZW50"), pathAndQuery: "/p")
+        guard case .outgoing(let head) = parent.storage else {
+            Issue.record("not an outgoing head")
+            return
+        }
+        var writer = HeadWriter()
+        #expect(
+            String(buffer: head.written(by: &writer, allocator: ByteBufferAllocator()))
+                == "GET http://127.0.0.9:80/p HTTP/1.1\r\nX-E: e\r\nHost: a.test\r\nVia: 1.1 hp\r\nProxy-Authorization: Basic cGFyZW50\r\n\r\n",
+            "the client's credentials never travel; the parent's do"
+        )
+    }
 }

@@ -1,3 +1,4 @@
+import HTTP1Codec
 import NIOCore
 import NIOHTTP1
 import ProxyConfig
@@ -56,10 +57,14 @@ import Testing
         }
     }
 
-    func head(_ uri: String, hosts: [String], method: HTTPMethod = .GET) -> HTTPRequestHead {
-        var headers = HTTPHeaders()
-        for host in hosts { headers.add(name: "Host", value: host) }
-        return HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: headers)
+    /// The head as the client reader hands it on: parsed by the codec.
+    func head(_ uri: String, hosts: [String], method: HTTPMethod = .GET) -> RequestHead {
+        var text = "\(method.rawValue) \(uri) HTTP/1.1\r\n"
+        for host in hosts { text += "Host: \(host)\r\n" }
+        var decoder = MessageDecoder(role: .request)
+        var buffer = ByteBuffer(string: text + "\r\n")
+        guard case .head(let parsed) = try? decoder.next(&buffer) else { fatalError("the codec refused \(text)") }
+        return RequestHead(parsed: parsed)
     }
 
     @Test func originFormBecomesAbsoluteByItsOwnHost() {

@@ -111,13 +111,13 @@ struct VerifiedCredentials {
     func user(for head: RequestHead) -> String? {
         if let certificateUser { return certificateUser }
         guard let verified else { return nil }
-        let fields = head.fields.listValues("proxy-authorization")
+        let fields = head.proxyAuthorization.listValues("proxy-authorization")
         guard fields.count == 1, fields[0] == verified.field else { return nil }
         return verified.user
     }
 
     mutating func remember(_ head: RequestHead, user: String) {
-        if let field = head.fields.first(name: "proxy-authorization") { verified = (field, user) }
+        if let field = head.firstField("proxy-authorization") { verified = (field, user) }
     }
 
     mutating func certified(_ user: String) {

@@ -79,7 +79,7 @@ enum RequestIntake {
         record.fail(error)
         record.status = error.statusCode
         let keepAlive = head.isKeepAlive && !draining && !lifecycle.closeAfterExchange && !(head.isConnect && head.bytesFollowed)
-            && !head.fields.contains(name: "upgrade") && !head.mayHaveBody
+            && !head.hasUpgradeField && !head.mayHaveBody
         let refusal = settings.errorAnswer(error, keepAlive: keepAlive, for: &record)
         return .refuseCredentials(refusal, record, keepAlive: keepAlive)
     }
@@ -119,7 +119,7 @@ enum RequestIntake {
                 throw ProxyError.routeDenied(target.host, rule: rule, position: position)
             }
             if head.passedThrough(pseudonym: settings.via.pseudonym) {
-                throw ProxyError.loop(head.fields.listValues("via").joined(separator: ", "))
+                throw ProxyError.loop(head.via.listValues("via").joined(separator: ", "))
             }
             request = try head.forOrigin(target: target, via: settings.via, requestID: requestIDField)
         } catch {
@@ -159,7 +159,7 @@ enum RequestIntake {
                 throw ProxyError.connectPortDenied(target.port, allowed: allowedPorts)
             }
             if head.passedThrough(pseudonym: settings.via.pseudonym) {
-                throw ProxyError.loop(head.fields.listValues("via").joined(separator: ", "))
+                throw ProxyError.loop(head.via.listValues("via").joined(separator: ", "))
             }
         } catch {
             record.fail(error)
@@ -184,15 +184,14 @@ enum RequestIntake {
         record.connectionID = settings.connectionID
         record.exchange = number
         record.httpMinor = head.minorVersion
-        let fields = head.fields
         if settings.recordsEnabled && settings.logsPaths {
             record.requestTarget = head.uri
             if settings.configuration.accessLogReferer {
                 record.logsReferer = true
-                record.referer = fields.first(name: "referer").map(AccessLogRecord.recordedField)
+                record.referer = head.firstField("referer").map(AccessLogRecord.recordedField)
             }
         }
-        if let agent = fields.first(name: "user-agent") {
+        if let agent = head.firstField("user-agent") {
             record.userAgent = AccessLogRecord.recordedUserAgent(agent)
         }
         guard let field = settings.configuration.requestIDHeader else { return nil }

@@ -14,7 +14,7 @@ import ProxyUpstream
 /// pipelining, retries, early responses, upgrades, backpressure, timeouts, the answers the proxy
 /// writes itself — is the machine's; this class only does I/O and asks the machine nothing.
 final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = RequestPart
+    typealias InboundIn = ClientRequestEvent
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -159,8 +159,15 @@ final class ClientConnectionHandler: ChannelDuplexHandler, RemovableChannelHandl
             run(machine.tunnel(.rawBytes(data), now: now))
             return
         }
-        let part = unwrapInboundIn(data)
-        if case .head = part { offerReloadedSettings() }
+        let part: RequestPart
+        switch unwrapInboundIn(data) {
+        case .head:
+            guard let head = requestDecoder.takeHead() else { return }
+            offerReloadedSettings()
+            part = .head(head)
+        case .body(let buffer): part = .body(buffer)
+        case .end(let trailers): part = .end(trailers)
+        }
         run(machine.requestPart(part, now: now, draining: env.isDraining))
     }
 

@@ -15,7 +15,7 @@ package enum ClientPipeline {
         let requestDecoder = ClientRequestReader()
         let decoder = ByteToMessageHandler(requestDecoder)
         try sync.addHandler(decoder)
-        let targets = transparent.map { TransparentRequestTargetHandler(originalPort: $0.originalDestination.port ?? 80) }
+        let targets = transparent.map { TransparentRequestTargetHandler(originalPort: $0.originalDestination.port ?? 80, reader: requestDecoder) }
         if let targets { try sync.addHandler(targets) }
         let handler = ClientConnectionHandler(
             env: env,

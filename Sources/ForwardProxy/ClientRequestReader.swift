@@ -19,10 +19,17 @@ import ProxyKit
 ///   parsed as HTTP again. After a request that closes the connection, bytes are dropped unparsed
 ///   (RFC 9112 §9.6).
 ///
+/// A head does not travel in the event it fires: a value that large does not fit `NIOAny`'s
+/// inline storage, so every event (head, body and end alike) would cost an allocation. It waits
+/// in `pendingHead` for the handler behind (`takeHead`).
+///
 /// The codec refuses bytes with the kind and text the client is answered with; they reach the
 /// connection handler as `Refusal` through `errorCaught`, once: what follows a refusal is not parsed.
 final class ClientRequestReader: ByteToMessageDecoder {
-    typealias InboundOut = RequestPart
+    typealias InboundOut = ClientRequestEvent
+
+    /// The head a `.head` event announced, until the connection handler takes it (`takeHead`).
+    var pendingHead: RequestHead?
 
     /// The client's bytes were refused: the answer.
     struct Refusal: Error {
@@ -47,6 +54,11 @@ final class ClientRequestReader: ByteToMessageDecoder {
     private var resumesAfterTunnelHead = false
 
     init() {}
+
+    /// The head the last `.head` event announced; once.
+    func takeHead() -> RequestHead? {
+        pendingHead.take()
+    }
 
     func arm(_ callback: @escaping () -> Void) {
         onBytes = callback
@@ -121,7 +133,8 @@ final class ClientRequestReader: ByteToMessageDecoder {
             var requestHead = RequestHead(parsed: head)
             afterTunnelHead = head.framing == .tunnel
             requestHead.bytesFollowed = afterTunnelHead && buffer.readableBytes > 0
-            context.fireChannelRead(wrapInboundOut(.head(requestHead)))
+            pendingHead = requestHead
+            context.fireChannelRead(wrapInboundOut(.head))
         case .body(let slice):
             context.fireChannelRead(wrapInboundOut(.body(slice)))
         case .end(let trailers):
@@ -208,4 +221,12 @@ extension ProxyError {
         case .invalidResponse: self.init(.invalidResponse, error.reason)
         }
     }
+}
+
+/// What the client reader fires: a head (taken from the reader, `takeHead`), a slice of the body,
+/// the end with its trailers.
+enum ClientRequestEvent {
+    case head
+    case body(ByteBuffer)
+    case end(HeaderFields?)
 }

@@ -7,22 +7,23 @@ import NIOHTTP1
 /// client dialed when the Host names none. A request without a usable Host stays origin-form and
 /// gets the forward path's 400.
 final class TransparentRequestTargetHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = RequestPart
-    typealias InboundOut = RequestPart
+    typealias InboundIn = ClientRequestEvent
+    typealias InboundOut = ClientRequestEvent
 
     let originalPort: Int
+    /// The reader in front: a head waits there for the connection handler, and is rewritten there.
+    let reader: ClientRequestReader
 
-    init(originalPort: Int) {
+    init(originalPort: Int, reader: ClientRequestReader) {
         self.originalPort = originalPort
+        self.reader = reader
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .head(var head) = unwrapInboundIn(data), let uri = Self.absoluteTarget(head, originalPort: originalPort) else {
-            context.fireChannelRead(data)
-            return
+        if case .head = unwrapInboundIn(data), let head = reader.pendingHead, let uri = Self.absoluteTarget(head, originalPort: originalPort) {
+            reader.pendingHead?.setTarget(uri)
         }
-        head.setTarget(uri)
-        context.fireChannelRead(wrapInboundOut(.head(head)))
+        context.fireChannelRead(data)
     }
 
     /// `http://HOST[:PORT]PATH` for an origin-form request with exactly one Host of a name or an

@@ -9,9 +9,11 @@ import Testing
 /// what it hands on, what it keeps unparsed while holding (the read-ahead gate), what it hands on
 /// as tunnel bytes, what it drops, what it refuses, and what it reports about a request's first bytes.
 @Suite struct ClientRequestReaderTests {
-    /// Records what the reader passes on.
+    /// Records what the reader passes on (a head taken from the reader at once, as the
+    /// connection handler does).
     final class Sink: ChannelInboundHandler {
-        typealias InboundIn = RequestPart
+        typealias InboundIn = ClientRequestEvent
+        weak var reader: ClientRequestReader?
         var heads: [String] = []
         /// Each head's `bytesFollowed`.
         var followed: [Bool] = []
@@ -24,7 +26,11 @@ import Testing
         var onHead: ((String) -> Void)?
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
-            case .head(let head):
+            case .head:
+                guard let head = reader?.takeHead() else {
+                    heads.append("(no head waiting)")
+                    return
+                }
                 heads.append(head.uri)
                 followed.append(head.bytesFollowed)
                 onHead?(head.uri)
@@ -38,12 +44,47 @@ import Testing
         func errorCaught(context: ChannelHandlerContext, error: any Error) { errors.append(error) }
     }
 
+    /// Hands on the reader's events as the parts the connection handler makes of them (a head
+    /// taken from the reader at once), for the tests that read the channel's inbound queue; raw
+    /// bytes (after the reader is removed) once `raw` is set.
+    final class Parts: ChannelInboundHandler {
+        typealias InboundIn = ClientRequestEvent
+        let reader: ClientRequestReader
+        var raw = false
+
+        init(_ reader: ClientRequestReader) { self.reader = reader }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard !raw else {
+                context.fireChannelRead(data)
+                return
+            }
+            switch unwrapInboundIn(data) {
+            case .head:
+                if let head = reader.takeHead() { context.fireChannelRead(NIOAny(RequestPart.head(head))) }
+            case .body(let buffer): context.fireChannelRead(NIOAny(RequestPart.body(buffer)))
+            case .end(let trailers): context.fireChannelRead(NIOAny(RequestPart.end(trailers)))
+            }
+        }
+    }
+
+    /// A channel with a reader and `Parts` behind it (no sink: parts collect in the inbound queue).
+    private func partsChannel() throws -> (EmbeddedChannel, ClientRequestReader, ByteToMessageHandler<ClientRequestReader>, Parts) {
+        let channel = EmbeddedChannel()
+        let reader = ClientRequestReader()
+        let handler = ByteToMessageHandler(reader)
+        let parts = Parts(reader)
+        try channel.pipeline.syncOperations.addHandlers([handler, parts])
+        return (channel, reader, handler, parts)
+    }
+
     private func setUp() throws -> (EmbeddedChannel, ClientRequestReader, ByteToMessageHandler<ClientRequestReader>, Sink) {
         let channel = EmbeddedChannel()
         let reader = ClientRequestReader()
         let handler = ByteToMessageHandler(reader)
         let sink = Sink()
         try channel.pipeline.syncOperations.addHandlers([handler, sink])
+        sink.reader = reader
         return (channel, reader, handler, sink)
     }
 
@@ -118,10 +159,7 @@ import Testing
 
     @Test func bytesAfterAConnectHeadAreHandedOnAsTunnelBytesWhenRemoved() async throws {
         // No sink: what the reader passes on collects in the channel's inbound buffer.
-        let channel = EmbeddedChannel()
-        let reader = ClientRequestReader()
-        let handler = ByteToMessageHandler(reader)
-        try channel.pipeline.syncOperations.addHandler(handler)
+        let (channel, reader, handler, parts) = try partsChannel()
         reader.hold()
         try channel.writeInbound(ByteBuffer(string: "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n\u{16}\u{03}\u{01}hello"))
         reader.release()
@@ -140,6 +178,7 @@ import Testing
         // More tunnel bytes before the switch: kept behind the first, not parsed.
         try channel.writeInbound(ByteBuffer(string: "GET / HTTP/1.1\r\n\r\n"))
         #expect(try channel.readInbound(as: RequestPart.self) == nil)
+        parts.raw = true
         let removed = channel.pipeline.syncOperations.removeHandler(handler)
         channel.embeddedEventLoop.run()
         try await removed.get()
@@ -155,8 +194,7 @@ import Testing
         var followed: [Bool] = []
         let connect = "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n"
         for trailing in ["", "\u{16}\u{03}"] {
-            let channel = EmbeddedChannel()
-            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ClientRequestReader()))
+            let (channel, _, _, _) = try partsChannel()
             try channel.writeInbound(ByteBuffer(string: connect + trailing))
             guard case .head(let head) = try channel.readInbound(as: RequestPart.self) else {
                 Issue.record("expected the head")
@@ -206,9 +244,7 @@ import Testing
     }
 
     @Test func bytesAfterAnUpgradeRequestAreHandedOnAsTunnelBytesWhenRemoved() async throws {
-        let channel = EmbeddedChannel()
-        let handler = ByteToMessageHandler(ClientRequestReader())
-        try channel.pipeline.syncOperations.addHandler(handler)
+        let (channel, _, handler, parts) = try partsChannel()
         let request = "GET http://a.test/ws HTTP/1.1\r\nHost: a.test\r\nConnection: upgrade\r\nUpgrade: websocket\r\nContent-Length: 2\r\n\r\nhi"
         try channel.writeInbound(ByteBuffer(string: request + "\u{81}\u{02}ws"))
         guard case .head(let head) = try channel.readInbound(as: RequestPart.self) else {
@@ -223,6 +259,7 @@ import Testing
         }
         #expect(String(buffer: body) == "hi")
         #expect(try channel.readInbound(as: ByteBuffer.self) == nil)
+        parts.raw = true
         let removed = channel.pipeline.syncOperations.removeHandler(handler)
         channel.embeddedEventLoop.run()
         try await removed.get()
@@ -243,8 +280,7 @@ import Testing
     }
 
     @Test func anHTTP10RequestWithCloseAndKeepAliveClosesTheConnection() throws {
-        let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ClientRequestReader()))
+        let (channel, _, _, _) = try partsChannel()
         try channel.writeInbound(ByteBuffer(string: "GET http://a.test/ HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\nGET http://a.test/2 HTTP/1.0\r\n\r\n"))
         guard case .head(let head) = try channel.readInbound(as: RequestPart.self) else {
             Issue.record("expected the head")
@@ -275,8 +311,7 @@ import Testing
     /// What the codec takes where llhttp refused (DifferentialTests' rules 1 and 12): an extension
     /// method, and spaces after a Content-Length value (the value handed on has none).
     @Test func anExtensionMethodAndAContentLengthWithTrailingSpacesAreRead() throws {
-        let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ClientRequestReader()))
+        let (channel, _, _, _) = try partsChannel()
         try channel.writeInbound(ByteBuffer(string: "FOO http://a.test/ HTTP/1.1\r\nContent-Length: 5  \r\n\r\nhello"))
         guard case .head(let head) = try channel.readInbound(as: RequestPart.self) else {
             Issue.record("expected the head")

@@ -155,6 +155,7 @@ struct RequestHead {
             var bytes = outgoing.written(by: &writer, allocator: ByteBufferAllocator())
             var decoder = MessageDecoder(role: .request)
             guard case .head(let head) = try? decoder.next(&bytes) else {
+                assertionFailure("an outgoing head the codec cannot read back")
                 return HTTPRequestHead(version: .http1_1, method: Self.method(outgoing.parsed), uri: outgoing.target)
             }
             return HTTPRequestHead(version: .http1_1, method: Self.method(head), uri: head.targetString, headers: HTTPHeaders(head.fieldList))

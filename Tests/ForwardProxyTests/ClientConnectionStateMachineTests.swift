@@ -580,7 +580,11 @@ import Testing
         _ = m.requestPart(.head(head(.GET, "http://a.test/ws", [("Connection", "Upgrade"), ("Upgrade", "websocket")])), now: at(1), draining: false)
         _ = m.requestPart(.end(nil), now: at(1), draining: false)
         _ = m.upstream(.connected(fresh), now: at(1))
-        _ = m.upstream(.head(response(.ok)), now: at(2))
+        guard case .writeClient(.head(let sent), _) = m.upstream(.head(response(.ok)), now: at(2)).effect else {
+            Issue.record("expected the response head")
+            return
+        }
+        #expect(sent.headers["Connection"] == ["close"], "the client is told the connection closes")
         guard case .finishExchange(_, _, _, .closeAfterLastWrite) = m.upstream(.end(nil), now: at(2)).effect else {
             Issue.record("expected a close after the response")
             return
@@ -962,6 +966,21 @@ import Testing
             relayed("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: t\r\n\r\n", request: head(.HEAD, "http://a.test/p"))
                 == "HTTP/1.1 200 OK\r\nContent-Type: t\r\nVia: 1.1 hp\r\n\r\n",
             "a HEAD answer has no body: no coding of the proxy's"
+        )
+    }
+
+    /// `Proxy-Connection` (RFC 9112 Appendix C.2.2: not standard, but sent by HTTP/1.0 clients of
+    /// proxies) counts for the client's persistence as `Connection` does, as the reader reads it:
+    /// the reader stops after a request it closes, so the machine must close too.
+    @Test func proxyConnectionDecidesTheClientsPersistence() {
+        let origin = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+        #expect(
+            relayed(origin, request: head(.GET, "http://a.test/p", [("Proxy-Connection", "keep-alive")], version: .http1_0))
+                == "HTTP/1.0 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\nVia: 1.1 hp\r\n\r\n"
+        )
+        #expect(
+            relayed(origin, request: head(.GET, "http://a.test/p", [("Proxy-Connection", "close")]))
+                == "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\nVia: 1.1 hp\r\n\r\n"
         )
     }
 

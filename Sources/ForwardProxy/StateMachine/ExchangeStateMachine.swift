@@ -63,11 +63,18 @@ struct ExchangeStateMachine {
         case complete
     }
 
-    private let clientHead: RequestHead
+    /// The client's head and the head sent upstream, until the final response head: a retry
+    /// sends the request again and the response is decided against the client's head. Then they
+    /// go: both hold slices of the client's read buffer, which a long response must not pin.
+    private var heads: (client: RequestHead, origin: RequestHead)?
+    /// What the rest of the exchange needs of the request once its heads are gone.
+    private let requestFraming: BodyFraming
+    private let requestIsUpgrade: Bool
+    private let clientIdempotent: Bool
+    private let clientMinorVersion: Int
     private let target: RequestTarget
     /// Port and transport to the origin (TLS for https:// and tls-upgrade rules).
     private let route: UpstreamRoute
-    private let request: OriginRequest
     private let started: NIODeadline
     /// The access-log record, filled in as the exchange goes.
     private(set) var record: AccessLogRecord
@@ -85,10 +92,13 @@ struct ExchangeStateMachine {
     private var retried = false
 
     init(clientHead: RequestHead, target: RequestTarget, route: UpstreamRoute, request: OriginRequest, record: AccessLogRecord, started: NIODeadline) {
-        self.clientHead = clientHead
+        self.heads = (clientHead, request.head)
+        self.requestFraming = request.framing
+        self.requestIsUpgrade = request.isUpgrade
+        self.clientIdempotent = clientHead.isIdempotent
+        self.clientMinorVersion = clientHead.minorVersion
         self.target = target
         self.route = route
-        self.request = request
         self.record = record
         self.started = started
     }
@@ -118,14 +128,14 @@ struct ExchangeStateMachine {
 
     /// Idempotent (RFC 9110 §9.2.2) and without a body: replaying it cannot do harm.
     private var isSafeToRetry: Bool {
-        request.framing == .none && !request.isUpgrade && clientHead.isIdempotent
+        requestFraming == .none && !requestIsUpgrade && clientIdempotent
     }
 
     /// Whether the client may be read (no pipelined requests waiting).
     func readAllowed(upstreamWritable: Bool) -> Bool {
         // After an upgrade request the decoder has stopped parsing; more reads would only grow
         // its buffer until the origin answers.
-        if requestComplete { return !request.isUpgrade }
+        if requestComplete { return !requestIsUpgrade }
         switch upstream {
         case .connecting, .none: return buffered.isEmpty
         case .attached: return upstreamWritable
@@ -146,7 +156,7 @@ struct ExchangeStateMachine {
 
     mutating func requestEnd(_ trailers: HeaderFields?, now: NIODeadline) -> Action {
         requestComplete = true
-        let forwarded = request.framing == .chunked ? HeaderFields.forwardable(trailers) : nil
+        let forwarded = requestFraming == .chunked ? HeaderFields.forwardable(trailers) : nil
         guard case .attached = upstream else {
             buffered.append(.end(forwarded))
             return .none
@@ -199,11 +209,12 @@ struct ExchangeStateMachine {
         buffered = []
         lastUpstreamActivity = now
         viaParent = info.parentForward
+        guard let origin = heads?.origin else { return Self.impossible("an upstream attached after the response head") }
         if let forward = info.parentForward {
             // To the parent proxy itself: absolute form naming the address chosen, Host unchanged.
-            return .sendRequest(request.head.forParent(forward, pathAndQuery: target.pathAndQuery), buffered: parts)
+            return .sendRequest(origin.forParent(forward, pathAndQuery: target.pathAndQuery), buffered: parts)
         }
-        return .sendRequest(request.head, buffered: parts)
+        return .sendRequest(origin, buffered: parts)
     }
 
     /// The connection made for the exchange closed before anything was sent on it. Nothing
@@ -292,11 +303,17 @@ struct ExchangeStateMachine {
             response = .awaiting(sawBytes: true)
             lastUpstreamActivity = now
             // Interim responses (100 Continue, 103 Early Hints) go to HTTP/1.1 clients as they are.
-            guard clientHead.minorVersion >= 1 else { return .touched }
+            guard clientMinorVersion >= 1 else { return .touched }
             return .writeClient(.head(head.interimForClient))
         }
-        let wantsUpgrade = request.isUpgrade
+        guard let clientHead = heads?.client else { return Self.impossible("a second final response head") }
+        let wantsUpgrade = requestIsUpgrade
         let isUpgrade = wantsUpgrade && code == 101
+        if wantsUpgrade && !isUpgrade {
+            // The reader stopped after the upgrade request: what the client sends next is not
+            // read as HTTP, so the connection closes after this response, and the client is told.
+            closeAfterExchange = true
+        }
         var forwarded: ClientResponse
         do throws(ProxyError) {
             if code == 101 && !isUpgrade {
@@ -319,6 +336,7 @@ struct ExchangeStateMachine {
         } catch {
             return fail(error, now: now, recordsEnabled: settings.recordsEnabled)
         }
+        heads = nil
         if let field = settings.configuration.requestIDHeader, let id = record.requestID {
             // The client gets the id its request was logged and forwarded with.
             forwarded.head.replaceOrAddField(name: field, value: id)
@@ -326,9 +344,6 @@ struct ExchangeStateMachine {
         record.status = code
         if settings.recordsEnabled {
             record.ttfbMs = (now - started).milliseconds
-        }
-        if wantsUpgrade && !isUpgrade {
-            closeAfterExchange = true
         }
         if isUpgrade {
             var tunnelRecord = record

@@ -513,6 +513,7 @@ let package = Package(
                 "ForwardProxy",
                 "ProxyKit",
                 "HTTP1Codec",
+                "HTTP1CodecOracle",
                 "ProxyHTTP",
                 "ProxyAccess",
                 "ProxyUpstream",

@@ -18,15 +18,7 @@ struct ClientResponseWriter {
             return messages.head(head.converted, allocator: allocator)
         case .relayed(let relayed):
             messages.headWritten(chunked: relayed.chunked)
-            return heads.responseHead(
-                relayed.origin,
-                minorVersion: relayed.minorVersion,
-                chunked: relayed.chunked,
-                connection: relayed.connection,
-                via: relayed.via,
-                replacing: relayed.replaced,
-                allocator: allocator
-            )
+            return relayed.written(by: &heads, allocator: allocator)
         }
     }
 

@@ -69,6 +69,13 @@ struct RequestHead {
         return head.method.rawValue
     }
 
+    /// The method as NIOHTTP1's value.
+    var method: HTTPMethod {
+        if let head = codecHead { return Self.method(head) }
+        guard case .own(let head) = storage else { return .GET }
+        return head.method
+    }
+
     private var methodKind: MethodKind {
         if let head = codecHead { return head.methodKind }
         guard case .own(let head) = storage else { return .other }
@@ -100,9 +107,6 @@ struct RequestHead {
         guard case .own(let head) = storage else { return true }
         return head.isKeepAlive
     }
-
-    /// All fields as NIOHTTP1's (converted from a parsed head: for the rare paths only).
-    var fields: HeaderFields { HeaderFields(converted.headers) }
 
     /// The first value of the field `name` (case-insensitive), without converting the head.
     func firstField(_ name: String) -> String? {

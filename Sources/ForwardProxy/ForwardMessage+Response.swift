@@ -47,22 +47,22 @@ struct ResponseHead {
     }
 
     /// The head as NIOHTTP1's value: the proxy's own as it is, an origin's converted (its fields
-    /// as text, the standard reason phrase). For the rare paths: interim heads and 101s.
+    /// as text, the standard reason phrase). For the rare paths: interim heads and 101s. A relayed
+    /// head is written and read back, so the value is what the client gets (the tests' view of it).
     var converted: HTTPResponseHead {
         switch storage {
         case .own(let head): return head
         case .origin(let head): return Self.converted(head)
         case .relayed(let relayed):
-            var head = HTTPResponseHead(version: relayed.minorVersion == 0 ? .http1_0 : .http1_1, status: HTTPResponseStatus(statusCode: relayed.origin.status))
-            for (field, (name, value)) in zip(relayed.origin.fields, relayed.origin.fieldList) where field.kept {
-                if let replaced = relayed.replaced, name.lowercased() == replaced.name.lowercased() { continue }
-                head.headers.add(name: name, value: value)
+            var writer = HeadWriter()
+            var bytes = relayed.written(by: &writer, allocator: ByteBufferAllocator())
+            var decoder = MessageDecoder(role: .response)
+            decoder.expectResponse(ResponseContext(method: .get))
+            guard case .head(let head) = try? decoder.next(&bytes) else {
+                assertionFailure("a relayed head the codec cannot read back")
+                return Self.converted(relayed.origin)
             }
-            if relayed.chunked { head.headers.add(name: "Transfer-Encoding", value: "chunked") }
-            if let connection = relayed.connection { head.headers.add(name: "Connection", value: connection) }
-            head.headers.add(name: "Via", value: relayed.via)
-            if let replaced = relayed.replaced { head.headers.add(name: replaced.name, value: replaced.value) }
-            return head
+            return Self.converted(head)
         }
     }
 
@@ -74,30 +74,31 @@ struct ResponseHead {
         )
     }
 
-    var fields: HeaderFields { HeaderFields(converted.headers) }
-
     mutating func addField(name: String, value: String) {
-        var head = converted
-        head.headers.add(name: name, value: value)
-        storage = .own(head)
+        changeOwn { $0.headers.add(name: name, value: value) }
     }
 
     /// Sets `name` to `value`: a relayed head drops the origin's lines of that name and writes
     /// the proxy's after its own fields.
     mutating func replaceOrAddField(name: String, value: String) {
-        switch storage {
-        case .relayed(var relayed):
-            relayed.replaced = (name, value)
-            storage = .relayed(relayed)
-        case .own(var head):
-            head.headers.replaceOrAdd(name: name, value: value)
-            storage = .own(head)
-        case .origin(let head):
-            var own = Self.converted(head)
-            own.headers.replaceOrAdd(name: name, value: value)
-            storage = .own(own)
+        guard case .relayed(var relayed) = storage else {
+            changeOwn { $0.headers.replaceOrAdd(name: name, value: value) }
+            return
         }
+        relayed.replaced = (name, value)
+        storage = .relayed(relayed)
     }
+
+    /// Changes the head as the proxy's own (an origin's is converted first). The storage lets go
+    /// of it meanwhile, so the change happens in place rather than on a copy of its fields.
+    private mutating func changeOwn(_ change: (inout HTTPResponseHead) -> Void) {
+        var head = converted
+        storage = Self.vacated
+        change(&head)
+        storage = .own(head)
+    }
+
+    private static let vacated = Storage.own(HTTPResponseHead(version: .http1_1, status: .ok))
 }
 
 /// An origin's final response head as the client gets it (`HeadWriter.responseHead`).
@@ -112,6 +113,13 @@ struct RelayedHead {
     var via: String
     /// A field the proxy sets in place of the origin's of that name (`--request-id-header`).
     var replaced: (name: String, value: String)?
+
+    func written(by writer: inout HeadWriter, allocator: ByteBufferAllocator) -> ByteBuffer {
+        writer.responseHead(
+            origin, minorVersion: minorVersion, chunked: chunked, connection: connection, via: via, replacing: replaced,
+            allocator: allocator
+        )
+    }
 }
 
 extension ResponseHead {
@@ -135,7 +143,7 @@ extension ResponseHead {
         }
         let rewritten = try MessageRewriter.rewriteResponse(
             converted,
-            requestMethod: request.converted.method,
+            requestMethod: request.method,
             clientVersion: HTTPVersion(major: 1, minor: request.minorVersion),
             clientKeepAlive: clientKeepAlive,
             isUpgradeResponse: isUpgradeResponse,

@@ -1,6 +1,11 @@
 /// Byte classes of RFC 9110 §5.6 and RFC 9112, as 256-entry tables: the scanners test one byte
 /// with one load instead of a chain of range comparisons.
 enum ByteClass {
+    /// A-Z folded to a-z; every other byte as it is.
+    @inline(__always) static func lowered(_ byte: UInt8) -> UInt8 {
+        byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+    }
+
     static let cr = UInt8(ascii: "\r")
     static let lf = UInt8(ascii: "\n")
     static let sp = UInt8(ascii: " ")
@@ -54,8 +59,7 @@ extension UnsafeRawBufferPointer {
         var k = 0
         for index in range {
             let byte = self[index]
-            let folded = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
-            if folded != name[k] { return false }
+            if ByteClass.lowered(byte) != name[k] { return false }
             k += 1
         }
         return true
@@ -68,11 +72,7 @@ extension UnsafeRawBufferPointer {
         for i in a {
             let x = self[i]
             let y = self[j]
-            if x != y {
-                let fx = x &- UInt8(ascii: "A") < 26 ? x | 0x20 : x
-                let fy = y &- UInt8(ascii: "A") < 26 ? y | 0x20 : y
-                if fx != fy { return false }
-            }
+            if x != y, ByteClass.lowered(x) != ByteClass.lowered(y) { return false }
             j += 1
         }
         return true
@@ -83,11 +83,7 @@ extension UnsafeRawBufferPointer {
         guard range.count == text.utf8.count else { return false }
         for (index, y) in zip(range, text.utf8) {
             let x = self[index]
-            if x != y {
-                let fx = x &- UInt8(ascii: "A") < 26 ? x | 0x20 : x
-                let fy = y &- UInt8(ascii: "A") < 26 ? y | 0x20 : y
-                if fx != fy { return false }
-            }
+            if x != y, ByteClass.lowered(x) != ByteClass.lowered(y) { return false }
         }
         return true
     }

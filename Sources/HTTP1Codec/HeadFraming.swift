@@ -221,7 +221,7 @@ extension HeadParser {
     }
 
     static func lowercased(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
-        String(decoding: range.lazy.map { raw[$0] &- UInt8(ascii: "A") < 26 ? raw[$0] | 0x20 : raw[$0] }, as: UTF8.self)
+        String(decoding: range.lazy.map { ByteClass.lowered(raw[$0]) }, as: UTF8.self)
     }
 
     private static func joined(_ raw: UnsafeRawBufferPointer, _ ranges: ArraySlice<Range<Int>>) -> String {

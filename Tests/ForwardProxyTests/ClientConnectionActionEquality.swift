@@ -174,8 +174,8 @@ extension RequestHead {
         self.init(parsed: head)
     }
 
-    var method: HTTPMethod { converted.method }
     var headers: HTTPHeaders { converted.headers }
+    var fields: HeaderFields { HeaderFields(converted.headers) }
 }
 
 extension ResponseHead {

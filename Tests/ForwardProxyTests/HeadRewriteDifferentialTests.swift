@@ -1,4 +1,5 @@
 import HTTP1Codec
+import HTTP1CodecOracle
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -17,20 +18,6 @@ import Testing
 /// connection on it, as llhttp did) are kept out of the pool; an HTTP/1.0 origin naming both
 /// `keep-alive` and `close` is closed (close wins), which the test allows for.
 @Suite struct HeadRewriteDifferentialTests {
-    /// A small deterministic generator (SplitMix64).
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func pick<T>(_ choices: [T]) -> T { choices[Int(next() % UInt64(choices.count))] }
-        mutating func chance(_ percent: UInt64) -> Bool { next() % 100 < percent }
-    }
-
     static let pool = [
         "Host: elsewhere.test", "X-A: 1", "X-Spaces:   padded value  ", "X-Tab:\tv", "X-Empty:", "Via: 1.1 other",
         "Connection: close", "Connection: keep-alive", "Connection: Upgrade", "Connection: x-hop, Keep-Alive", "X-Hop: dropped",
@@ -58,20 +45,20 @@ import Testing
     }
 
     @Test func requestHeadsGoUpstreamAsTheRewriterWroteThem() throws {
-        var rng = Generator(state: 35)
+        var rng = SplitMix64(seed: 35)
         let via = ViaHeader(pseudonym: "hp")
         let target = try RequestTarget.parseAbsolute("http://a.test:8080/p?q=1")
         var compared = 0
         for _ in 0..<4000 {
-            let method = rng.pick(["GET", "GET", "POST", "PUT", "HEAD", "OPTIONS", "TRACE", "DELETE", "PATCH", "FOO"])
-            var fields = (0..<Int(rng.next() % 6)).map { _ in rng.pick(Self.pool) }
+            let method = MessageGenerator.pick(["GET", "GET", "POST", "PUT", "HEAD", "OPTIONS", "TRACE", "DELETE", "PATCH", "FOO"], &rng)
+            var fields = (0..<Int(rng.next() % 6)).map { _ in MessageGenerator.pick(Self.pool, &rng) }
             switch rng.next() % 5 {
-            case 0: fields.append("Content-Length: \(rng.pick([0, 5, 12]))")
+            case 0: fields.append("Content-Length: \(MessageGenerator.pick([0, 5, 12], &rng))")
             case 1: fields.append("Transfer-Encoding: chunked")
             case 2: fields.append("Content-Length: 007")
             default: break
             }
-            let version = rng.chance(20) ? "HTTP/1.0" : "HTTP/1.1"
+            let version = rng.next() % 100 < 20 ? "HTTP/1.0" : "HTTP/1.1"
             let text = "\(method) http://a.test:8080/p?q=1 \(version)\r\n" + fields.map { $0 + "\r\n" }.joined() + "\r\n"
             guard let parsed = Self.parse(text, .request) else { continue }
             let client = RequestHead(parsed: parsed)
@@ -94,21 +81,21 @@ import Testing
     }
 
     @Test func responseHeadsGoToTheClientAsTheRewriterWroteThem() throws {
-        var rng = Generator(state: 36)
+        var rng = SplitMix64(seed: 36)
         let via = ViaHeader(pseudonym: "hp")
         var compared = 0
         for _ in 0..<4000 {
-            let status = rng.pick([200, 200, 201, 204, 304, 404, 500, 302])
-            var fields = (0..<Int(rng.next() % 6)).map { _ in rng.pick(Self.pool) }
+            let status = MessageGenerator.pick([200, 200, 201, 204, 304, 404, 500, 302], &rng)
+            var fields = (0..<Int(rng.next() % 6)).map { _ in MessageGenerator.pick(Self.pool, &rng) }
             switch rng.next() % 4 {
-            case 0: fields.append("Content-Length: \(rng.pick([0, 5, 12]))")
+            case 0: fields.append("Content-Length: \(MessageGenerator.pick([0, 5, 12], &rng))")
             case 1: fields.append("Transfer-Encoding: chunked")
             default: break
             }
-            let originVersion = rng.chance(20) ? "HTTP/1.0" : "HTTP/1.1"
-            let head = rng.chance(20)
-            let request = RequestHead(head ? .HEAD : .GET, "http://a.test/", [], version: rng.chance(25) ? .http1_0 : .http1_1)
-            let keepAlive = rng.chance(80)
+            let originVersion = rng.next() % 100 < 20 ? "HTTP/1.0" : "HTTP/1.1"
+            let head = rng.next() % 100 < 20
+            let request = RequestHead(head ? .HEAD : .GET, "http://a.test/", [], version: rng.next() % 100 < 25 ? .http1_0 : .http1_1)
+            let keepAlive = rng.next() % 100 < 80
             let text = "\(originVersion) \(status) Whatever\r\n" + fields.map { $0 + "\r\n" }.joined() + "\r\n"
             guard let parsed = Self.parse(text, .response, context: ResponseContext(method: head ? .head : .get)) else { continue }
             let old = try MessageRewriter.rewriteResponse(

@@ -30,7 +30,22 @@ if command -v pkg-config >/dev/null 2>&1; then
 else
   missing+=(libcurl4-openssl-dev libssl-dev libcrypt-dev libyaml-dev)
 fi
+# Test-only Python packages (pip), checked against the python3 on PATH; again after apt-get, which
+# may have just installed python3.
 pip_missing=()
+find_pip_missing() {
+  pip_missing=()
+  [ "$mode" = "--with-test-tools" ] || return 0
+  command -v python3 >/dev/null 2>&1 || return 0
+  local module package
+  # bcrypt makes the $2y$ hashes of the proxy-auth tests; pacparser evaluates /proxy.pac like a
+  # browser would; dnspython sends hand-made and malformed queries to the DNS listener; requests
+  # with PySocks is a real socks5h:// client of the SOCKS listener.
+  for module in bcrypt:bcrypt pacparser:pacparser dns.message:dnspython requests:requests socks:PySocks; do
+    package="${module#*:}"
+    python3 -c "import ${module%%:*}" 2>/dev/null || pip_missing+=("$package")
+  done
+}
 if [ "$mode" = "--with-test-tools" ] || [ "$mode" = "--with-container-smoke" ]; then
   command -v curl >/dev/null 2>&1 || missing+=(curl)
   command -v ip >/dev/null 2>&1 || missing+=(iproute2)
@@ -65,15 +80,6 @@ if [ "$mode" = "--with-test-tools" ]; then
   command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
   # A virtualenv for the linters needs ensurepip, which Debian ships separately.
   command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip' >/dev/null 2>&1 && missing+=(python3-venv)
-  # Test-only Python packages: bcrypt makes the $2y$ hashes of the proxy-auth tests.
-  command -v python3 >/dev/null 2>&1 && ! python3 -c 'import bcrypt' 2>/dev/null && pip_missing+=(bcrypt)
-  # pacparser evaluates /proxy.pac like a browser would.
-  command -v python3 >/dev/null 2>&1 && ! python3 -c 'import pacparser' 2>/dev/null && pip_missing+=(pacparser)
-  # dnspython sends hand-made and malformed queries to the DNS listener.
-  command -v python3 >/dev/null 2>&1 && ! python3 -c 'import dns.message' 2>/dev/null && pip_missing+=(dnspython)
-  # requests with PySocks: a real socks5h:// client of the SOCKS listener.
-  command -v python3 >/dev/null 2>&1 && ! python3 -c 'import requests' 2>/dev/null && pip_missing+=(requests)
-  command -v python3 >/dev/null 2>&1 && ! python3 -c 'import socks' 2>/dev/null && pip_missing+=(PySocks)
 fi
 if [ "$mode" = "--with-container-smoke" ]; then
   command -v python3 >/dev/null 2>&1 || missing+=(python3)
@@ -112,6 +118,7 @@ install_pip_tools() {
   fi
 }
 
+find_pip_missing
 if [ ${#missing[@]} -eq 0 ]; then
   install_pip
   install_pip_tools
@@ -124,12 +131,7 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}" >&2
-  # python3 may have just been installed.
-  if [ "$mode" = "--with-test-tools" ]; then
-    pip_missing=()
-    python3 -c 'import bcrypt' 2>/dev/null || pip_missing+=(bcrypt)
-    python3 -c 'import pacparser' 2>/dev/null || pip_missing+=(pacparser)
-  fi
+  find_pip_missing
   install_pip
   install_pip_tools
 else

@@ -330,7 +330,7 @@ let package = Package(
             name: "resolver-bench",
             dependencies: [
                 "HTTPDNS",
-                "HTTPDNSTestSupport",
+                "TestSupport",
                 "ProxyUpstream",
                 "CurlTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -350,17 +350,21 @@ let package = Package(
             ],
             path: "Benchmarks/NIOFloor"
         ),
-        // Test-time certificate authority and TLS origins, shared by the TLS and end-to-end tests.
+        // The test servers every test target shares (HTTP, TLS and byte-recording origins, TCP echo,
+        // silent peer, fake HTTPDNS services and DNS upstream), all started with `start() async` on
+        // port 0 of a loopback address, and the test CA.
         .target(
-            name: "TLSTestSupport",
+            name: "TestSupport",
             dependencies: [
                 "COpenSSL",
+                "HTTPDNS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            path: "Tests/TLSTestSupport"
+            path: "Tests/TestSupport"
         ),
         // Today's HTTP/1 stack (llhttp inside ProxyHTTP's decoders, and MessageFraming's rules) as
         // the oracle for the new codec, a message generator, and the comparison: shared by the
@@ -378,32 +382,18 @@ let package = Package(
             path: "Tests/HTTP1CodecOracle"
         ),
         // An in-process fake HTTPDNS service speaking every provider's wire format.
-        .target(
-            name: "HTTPDNSTestSupport",
-            dependencies: [
-                "HTTPDNS",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ],
-            path: "Tests/HTTPDNSTestSupport"
-        ),
         .testTarget(
             name: "CurlTransportTests",
             dependencies: [
                 "CurlTransport",
-                "TLSTestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                "TestSupport",
             ]
         ),
         .testTarget(
             name: "HTTPDNSTests",
             dependencies: [
                 "HTTPDNS",
-                "HTTPDNSTestSupport",
+                "TestSupport",
                 "CurlTransport",
                 "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
@@ -415,7 +405,7 @@ let package = Package(
             name: "OpenSSLTLSTests",
             dependencies: [
                 "OpenSSLTLS",
-                "TLSTestSupport",
+                "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -611,13 +601,8 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "httpdns-proxy",
-                "TLSTestSupport",
-                "HTTPDNSTestSupport",
-                "HTTPDNS",
+                "TestSupport",
                 "ProxyConfig",
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
             ]

@@ -1,11 +1,11 @@
 import CurlTransport
 import Foundation
 import HTTPDNS
-import HTTPDNSTestSupport
 import Logging
 import NIOCore
 import NIOPosix
 import ProxyUpstream
+import TestSupport
 
 // Resolver figures for docs/benchmarks.md: the cache alone (DNSCacheBenchmark.swift), the caching
 // resolver and the proxy's resolver interface on a cache hit, and cold lookups. Loopback only: the
@@ -90,7 +90,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
 }
 
 // 4b. Cold lookups per second: distinct names, one DoH JSON query each, 32 in flight.
-let service = try FakeHTTPDNSService()
+let service = try await FakeHTTPDNSService.start()
 let transport = CurlTransport()
 let client = ResolverClient(
     transport: transport,

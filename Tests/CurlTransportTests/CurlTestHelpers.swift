@@ -1,5 +1,6 @@
-import Testing
 import CurlTransport
+import Testing
+import TestSupport
 
 /// Runs `body` with a fresh transport, shut down afterwards whatever happens.
 func withTransport<T>(

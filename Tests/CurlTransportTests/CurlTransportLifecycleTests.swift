@@ -1,5 +1,6 @@
 @testable import CurlTransport
 import Testing
+import TestSupport
 
 @Suite("CurlTransport cancellation and shutdown")
 struct CurlTransportLifecycleTests {

@@ -1,5 +1,6 @@
 import CurlTransport
 import Testing
+import TestSupport
 
 @Suite("CurlTransport requests against a loopback server")
 struct CurlTransportRequestTests {

@@ -1,6 +1,6 @@
 import CurlTransport
 import Testing
-import TLSTestSupport
+import TestSupport
 
 /// The resolver service over HTTPS: reached by a pinned IP, verified against the URL's name.
 @Suite("CurlTransport TLS to a pinned resolver")

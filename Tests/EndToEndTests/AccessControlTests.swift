@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// Closed by default: proxy authentication, the client ACL and connection limits, through the real
 /// binary with curl and raw sockets.
@@ -10,8 +11,8 @@ struct AccessControlTests {
 
     // MARK: proxy authentication
 
-    @Test func basicAuthWithCurl407ThenRightCredentialsForGetAndConnect() throws {
-        let origin = try TestOrigin()
+    @Test func basicAuthWithCurl407ThenRightCredentialsForGetAndConnect() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(
             Self.allowLoopback + ["--connect-ports", String(origin.port), "--proxy-auth", "alice:s3cret-pw"])
@@ -62,8 +63,8 @@ struct AccessControlTests {
         return try #require(json?["access"] as? [String: Any], "no access section: \(stats.bodyText)")
     }
 
-    @Test func the407KeepsTheConnectionForTheRetry() throws {
-        let origin = try TestOrigin()
+    @Test func the407KeepsTheConnectionForTheRetry() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--proxy-auth", "alice:pw", "--proxy-auth-realm", "corp proxy"])
         defer { proxy.stop() }
@@ -88,8 +89,8 @@ struct AccessControlTests {
 
     /// Chromium and Java answer a 407 to CONNECT by retrying on the same connection: it stays open
     /// when nothing followed the CONNECT's head; bytes sent ahead of the answer close it.
-    @Test func aRefusedConnectKeepsTheConnectionForTheRetryUnlessBytesFollowed() throws {
-        let echo = try TCPEchoServer()
+    @Test func aRefusedConnectKeepsTheConnectionForTheRetryUnlessBytesFollowed() async throws {
+        let echo = try await TCPEchoServer.start()
         defer { echo.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--connect-ports", String(echo.port), "--proxy-auth", "alice:pw"])
         defer { proxy.stop() }
@@ -117,13 +118,13 @@ struct AccessControlTests {
         #expect(echo.connectionCount == 1, "the refused tunnel reached nothing")
     }
 
-    @Test func htpasswdWithShaCryptAndBcryptHashesMadeNow() throws {
+    @Test func htpasswdWithShaCryptAndBcryptHashesMadeNow() async throws {
         let shaCrypt = try Tools.output("openssl", ["passwd", "-5", "five-pw"])
         let bcrypt = try Tools.bcryptHash("bee-pw")
         #expect(shaCrypt.hasPrefix("$5$") && bcrypt.hasPrefix("$2y$"))
         let file = try Tools.tempFile("# made by the test\nfive:\(shaCrypt)\nbee:\(bcrypt)\n")
         defer { unlink(file) }
-        let origin = try TestOrigin()
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--proxy-auth", "@\(file)"])
         defer { proxy.stop() }
@@ -159,8 +160,8 @@ struct AccessControlTests {
 
     // MARK: client ACL
 
-    @Test func clientOutsideTheACLGets403BeforeAnythingIsRead() throws {
-        let origin = try TestOrigin()
+    @Test func clientOutsideTheACLGets403BeforeAnythingIsRead() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         // An HTTP-only port (on the mixed port the refusal waits for the first byte: MixedPortTests).
         let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--allow-client", "127.0.0.2/32", "--listen-socks", "false"])
@@ -192,8 +193,8 @@ struct AccessControlTests {
 
     // MARK: connection limits
 
-    @Test func perClientAndTotalLimitsAnswer503AndRecover() throws {
-        let origin = try TestOrigin()
+    @Test func perClientAndTotalLimitsAnswer503AndRecover() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         // Loopback clients are held to the total only (the per-client limit, for other clients, is
         // checked from a network namespace in PressureTests).
@@ -228,8 +229,8 @@ struct AccessControlTests {
 
     // MARK: bounded read-ahead (pipelining: PressureTests)
 
-    @Test func oversizedTrailersNeverReachTheOrigin() throws {
-        let origin = try WireOrigin()
+    @Test func oversizedTrailersNeverReachTheOrigin() async throws {
+        let origin = try await WireOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// `--access-log-format combined|squid`, and the JSON line's `user_agent` and `request_id`
 /// (sent to the origin with `--request-id-header`), through the binary with curl.
@@ -18,8 +19,8 @@ struct AccessLogFormatTests {
         return proxy.stdoutText().split(separator: "\n").map(String.init)
     }
 
-    @Test func combinedIsWhatNginxWritesAndEscapesClientBytes() throws {
-        let origin = try TestOrigin()
+    @Test func combinedIsWhatNginxWritesAndEscapesClientBytes() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(AccessControlTests.allowLoopback + ["--access-log-format", "combined"])
         defer { proxy.stop() }
@@ -44,10 +45,10 @@ struct AccessLogFormatTests {
         #expect(!proxy.stdoutText().contains("secret"))
     }
 
-    @Test func squidNativeHasItsTenFieldsAndTheRequestID() throws {
-        let origin = try TestOrigin()
+    @Test func squidNativeHasItsTenFieldsAndTheRequestID() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let echo = try TCPEchoServer()
+        let echo = try await TCPEchoServer.start()
         defer { echo.stop() }
         let proxy = try ProxyProcess.launch(
             AccessControlTests.allowLoopback + ["--access-log-format", "squid", "--connect-ports", "\(echo.port)", "--proxy-auth", "alice:pw"])
@@ -77,8 +78,8 @@ struct AccessLogFormatTests {
     /// The request line as the client sent it (nginx's `$request`, the query cut off), also for
     /// requests refused before their target was understood: an origin-form request (400) and one
     /// without credentials (407).
-    @Test func refusedRequestsKeepTheirRequestLine() throws {
-        let origin = try TestOrigin()
+    @Test func refusedRequestsKeepTheirRequestLine() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         for format in ["combined", "squid"] {
             let proxy = try ProxyProcess.launch(
@@ -109,8 +110,8 @@ struct AccessLogFormatTests {
         }
     }
 
-    @Test func everyRequestHasAnIDAndTheOriginSeesIt() throws {
-        let origin = try TestOrigin()
+    @Test func everyRequestHasAnIDAndTheOriginSeesIt() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(AccessControlTests.allowLoopback + ["--request-id-header", "X-Request-Id"])
         defer { proxy.stop() }
@@ -133,8 +134,8 @@ struct AccessLogFormatTests {
     /// The request id is the last field of the combined and squid lines, and with
     /// `--request-id-header` the client gets it back in that field: on forwarded answers and on the
     /// proxy's own (a 407, a 502).
-    @Test func theRequestIDIsInEveryFormatAndReturnedToTheClient() throws {
-        let origin = try TestOrigin()
+    @Test func theRequestIDIsInEveryFormatAndReturnedToTheClient() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         for format in ["combined", "squid"] {
             let proxy = try ProxyProcess.launch(
@@ -173,8 +174,8 @@ struct AccessLogFormatTests {
         #expect(line.hasSuffix(" \"\(id)\""), "\(line)")
     }
 
-    @Test func withoutTheHeaderOptionNoIDGoesBack() throws {
-        let origin = try TestOrigin()
+    @Test func withoutTheHeaderOptionNoIDGoesBack() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(AccessControlTests.allowLoopback + ["--access-log-format", "combined"])
         defer { proxy.stop() }
@@ -186,8 +187,8 @@ struct AccessLogFormatTests {
 
     /// `--access-log-referer`: the Referer as sent, in every format, for forwarded and refused
     /// requests alike; without it no format shows it.
-    @Test func theRefererIsLoggedOnlyWhenAskedFor() throws {
-        let origin = try TestOrigin()
+    @Test func theRefererIsLoggedOnlyWhenAskedFor() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let referer = "http://127.0.0.1/page?session=s3cret \"q\" é"
         for format in ["json", "combined", "squid"] {
@@ -224,8 +225,8 @@ struct AccessLogFormatTests {
         #expect(line.contains(#" 407 77 "http://127.0.0.1/from" "#), "\(line)")
     }
 
-    @Test func withoutTheHeaderOptionTheIDIsOnlyLogged() throws {
-        let origin = try TestOrigin()
+    @Test func withoutTheHeaderOptionTheIDIsOnlyLogged() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(AccessControlTests.allowLoopback)
         defer { proxy.stop() }

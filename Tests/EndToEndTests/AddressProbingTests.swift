@@ -1,18 +1,18 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// `--probe-domains` through the real binary: the fake HTTPDNS service answers [dead, live] for a
 /// probe domain; once the answer is probed, the first proxied request goes straight to the live
 /// address (no refused connect attempt at all).
 @Suite("Address probing", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct AddressProbingTests {
-    @Test func theFirstRequestAfterProbingGoesStraightToTheLiveAddress() throws {
+    @Test func theFirstRequestAfterProbingGoesStraightToTheLiveAddress() async throws {
         // The origin listens on 127.0.0.2; nothing listens on 127.0.0.3 at that port.
-        let origin = try TestOrigin(host: "127.0.0.2")
+        let origin = try await TestOrigin.start(host: "127.0.0.2")
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("ranked.test", .init(ipv4: ["127.0.0.3", "127.0.0.2"], ttl: 300))
         let proxy = try ProxyProcess.launch(
@@ -48,11 +48,11 @@ struct AddressProbingTests {
         #expect(service.queryCount(for: "ranked.test") == 1)
     }
 
-    @Test func withoutProbingTheFirstRequestLearnsFromARefusedConnect() throws {
+    @Test func withoutProbingTheFirstRequestLearnsFromARefusedConnect() async throws {
         // The control: same answer, no --probe-domains; the dead address is dialed first.
-        let origin = try TestOrigin(host: "127.0.0.2")
+        let origin = try await TestOrigin.start(host: "127.0.0.2")
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("ranked.test", .init(ipv4: ["127.0.0.3", "127.0.0.2"], ttl: 300))
         let proxy = try ProxyProcess.launch(

@@ -1,6 +1,6 @@
 import Foundation
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// The live admin page at `/`, loaded by a real browser (headless Chromium) from the running
 /// binary: after its first refresh the DOM shows what the JSON endpoints know.
@@ -19,10 +19,10 @@ struct AdminPageTests {
     }
 
     @Test(.enabled(if: ExternalTool.shouldRun("chromium (apt-get install chromium)", present: ExternalTool.chromium != nil)))
-    func aBrowserShowsTheLiveNumbers() throws {
-        let origin = try TestOrigin()
+    func aBrowserShowsTheLiveNumbers() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let proxy = try ProxyProcess.launch(
@@ -59,8 +59,8 @@ struct AdminPageTests {
     /// shows it from `/summary`, with the version, the uptime, the limits and the percentiles, and
     /// the server-kept error history names the host that failed.
     @Test(.enabled(if: ExternalTool.shouldRun("chromium (apt-get install chromium)", present: ExternalTool.chromium != nil)))
-    func theOverviewShowsWhatHappenedBeforeThePageOpened() throws {
-        let origin = try TestOrigin()
+    func theOverviewShowsWhatHappenedBeforeThePageOpened() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(["--allow-destination", "127.0.0.0/8", "--max-connections", "77", "--max-connections-per-client", "33"])
         defer { proxy.stop() }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `/summary` and the admin page's "Since the start": what the proxy served before anyone looked,
 /// through the binary; and the admin listener's answers to a wrong method or an unknown path.
@@ -25,8 +26,8 @@ struct AdminSummaryTests {
         return run.stdout.split(separator: "\n").first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
     }
 
-    @Test func theSummaryCountsWhatHappenedBeforeItWasRead() throws {
-        let origin = try TestOrigin()
+    @Test func theSummaryCountsWhatHappenedBeforeItWasRead() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch([
             "--allow-destination", "127.0.0.0/8", "--max-connections", "77", "--max-connections-per-client", "33",
@@ -63,8 +64,8 @@ struct AdminSummaryTests {
     }
 
     /// An open tunnel is among the open connections and shown as one; closed, it counts as a 2xx.
-    @Test func openTunnelsAreShownAgainstTheConnectionLimit() throws {
-        let echo = try TCPEchoServer()
+    @Test func openTunnelsAreShownAgainstTheConnectionLimit() async throws {
+        let echo = try await TCPEchoServer.start()
         defer { echo.stop() }
         let proxy = try ProxyProcess.launch(ConnectTunnelTests.tunnelArguments(port: echo.port) + ["--max-connections", "9"])
         defer { proxy.stop() }
@@ -79,7 +80,7 @@ struct AdminSummaryTests {
         repeat {
             after = try Self.summary(proxy)
             if (after["connections"] as? [String: Any])?["tunnels"] as? Int == 0 { break }
-            Thread.sleep(forTimeInterval: 0.02)
+            try await Task.sleep(for: .milliseconds(20))  // polls the admin summary until the tunnel is gone
         } while ContinuousClock.now < deadline
         let connections = try #require(after["connections"] as? [String: Any])
         #expect(connections["tunnels"] as? Int == 0 && connections["open"] as? Int == 0, "\(after)")

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// The proxy against the fake Alibaba v2 service (loopback only): signed, AES-GCM encrypted
 /// queries and service-IP scheduling. `origin.test` exists only in the fake service, and
@@ -19,10 +19,10 @@ struct AlibabaV2ResolutionTests {
         ]
     }
 
-    @Test func signedEncryptedQueriesThroughScheduledServiceIPs() throws {
-        let origin = try TestOrigin()
+    @Test func signedEncryptedQueriesThroughScheduledServiceIPs() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeAlibabaV2Service(account: "139450", secretHex: Self.secret, aesKeyHex: Self.aesKey)
+        let service = try await FakeAlibabaV2Service.start(account: "139450", secretHex: Self.secret, aesKeyHex: Self.aesKey)
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         service.setSchedule(.ips(["127.0.0.1"]))
@@ -58,8 +58,8 @@ struct AlibabaV2ResolutionTests {
         #expect(!output.contains(query.query["s"] ?? "-"))
     }
 
-    @Test func disabledServiceIsNotAskedAndTheClientHearsWhy() throws {
-        let service = try FakeAlibabaV2Service(account: "139450", secretHex: Self.secret, aesKeyHex: Self.aesKey)
+    @Test func disabledServiceIsNotAskedAndTheClientHearsWhy() async throws {
+        let service = try await FakeAlibabaV2Service.start(account: "139450", secretHex: Self.secret, aesKeyHex: Self.aesKey)
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         service.setSchedule(.disabled)
@@ -77,10 +77,10 @@ struct AlibabaV2ResolutionTests {
 
     /// A reload from v1 to v2 builds a v2 provider whose scheduler must run (the launcher's flags
     /// fix the provider; the file switches the API).
-    @Test func aReloadIntoV2StartsScheduling() throws {
-        let origin = try TestOrigin()
+    @Test func aReloadIntoV2StartsScheduling() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeAlibabaV2Service(account: "139450", secretHex: Self.secret)
+        let service = try await FakeAlibabaV2Service.start(account: "139450", secretHex: Self.secret)
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         service.setSchedule(.ips(["127.0.0.1"]))
@@ -115,8 +115,8 @@ struct AlibabaV2ResolutionTests {
         #expect(service.scheduleRequests.count == 1)
     }
 
-    @Test func resolveCommandAsksSchedulingFirst() throws {
-        let service = try FakeAlibabaV2Service(account: "139450", secretHex: Self.secret, aesKeyHex: Self.aesKey)
+    @Test func resolveCommandAsksSchedulingFirst() async throws {
+        let service = try await FakeAlibabaV2Service.start(account: "139450", secretHex: Self.secret, aesKeyHex: Self.aesKey)
         defer { service.stop() }
         service.set("www.example.test", .init(ipv4: ["192.0.2.10"], ttl: 77))
         service.setSchedule(.ips(["127.0.0.1"]))

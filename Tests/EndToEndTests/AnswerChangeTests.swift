@@ -1,6 +1,6 @@
 import Foundation
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// HTTPDNS answers are followed by busy clients too: a keep-alive client sending a request every
 /// 100 ms keeps its pooled upstream connection busy, so only the connection's lease (renewed from
@@ -11,12 +11,12 @@ struct AnswerChangeTests {
     static let ttl = 2
 
     /// "old" on 127.0.0.1 and "new" on 127.0.0.2 with the same port (free on both).
-    static func origins() throws -> (old: TaggingHTTPServer, new: TaggingHTTPServer) {
+    static func origins() async throws -> (old: TaggingHTTPServer, new: TaggingHTTPServer) {
         var attempt = 0
         while true {
-            let old = try TaggingHTTPServer(tag: "old")
+            let old = try await TaggingHTTPServer.start(tag: "old")
             do {
-                return (old, try TaggingHTTPServer(tag: "new", host: "127.0.0.2", port: old.port))
+                return (old, try await TaggingHTTPServer.start(tag: "new", host: "127.0.0.2", port: old.port))
             } catch {
                 old.stop()
                 attempt += 1
@@ -52,10 +52,10 @@ struct AnswerChangeTests {
         return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
     }
 
-    @Test func aChangedAnswerReachesAKeptAliveClientWithinOneTTL() throws {
-        let (old, new) = try Self.origins()
+    @Test func aChangedAnswerReachesAKeptAliveClientWithinOneTTL() async throws {
+        let (old, new) = try await Self.origins()
         defer { old.stop(); new.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: Self.ttl))
         let proxy = try ProxyProcess.launch(
@@ -81,10 +81,10 @@ struct AnswerChangeTests {
 
     /// Pod proxy (`--provider doh`) -> node tier (`--doh-listen`) -> the HTTPDNS service: each tier
     /// follows within one TTL, so the client within two.
-    @Test func throughANodeTierTheChangeArrivesWithinTwoTTLs() throws {
-        let (old, new) = try Self.origins()
+    @Test func throughANodeTierTheChangeArrivesWithinTwoTTLs() async throws {
+        let (old, new) = try await Self.origins()
         defer { old.stop(); new.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: Self.ttl))
         let (node, dohPort) = try DoHListenerTests.launchNode(service)

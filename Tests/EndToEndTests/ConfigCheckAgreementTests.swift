@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import Testing
-import TLSTestSupport
+import TestSupport
 
 /// `config check` promises exit 0 only when the proxy would start: for each configuration here it
 /// and `serve` must give the same verdict, and the one expected (the exit codes differ: 1 and 64).

@@ -1,6 +1,6 @@
 import Foundation
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// Connecting by IP through the real binary: failover between the addresses of an HTTPDNS answer,
 /// per-address health (back-off, learned connect time, `/health/ips`), retry of idempotent requests
@@ -32,10 +32,10 @@ struct ConnectByIPTests {
         return byEndpoint
     }
 
-    @Test func aDeadFirstIPFailsOverAndIsNotDialedFirstAgain() throws {
-        let origin = try TestOrigin()
+    @Test func aDeadFirstIPFailsOverAndIsNotDialedFirstAgain() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.66", "127.0.0.1"], ttl: 300))
         let proxy = try ProxyProcess.launch(Self.arguments(service))
@@ -69,11 +69,11 @@ struct ConnectByIPTests {
         #expect(origin.connectionCount == 2)
     }
 
-    @Test func anAddressThatClosesBeforeAnsweringIsRetriedElsewhereForGET() throws {
-        let (good, broken) = try Self.samePortPair()
+    @Test func anAddressThatClosesBeforeAnsweringIsRetriedElsewhereForGET() async throws {
+        let (good, broken) = try await Self.samePortPair()
         defer { good.stop() }
         defer { broken.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.2", "127.0.0.1"], ttl: 300))
         let proxy = try ProxyProcess.launch(Self.arguments(service))
@@ -97,11 +97,11 @@ struct ConnectByIPTests {
         #expect(good.requests().count == 2)
     }
 
-    @Test func aPOSTIsNotRetried() throws {
-        let (good, broken) = try Self.samePortPair()
+    @Test func aPOSTIsNotRetried() async throws {
+        let (good, broken) = try await Self.samePortPair()
         defer { good.stop() }
         defer { broken.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.2", "127.0.0.1"], ttl: 300))
         let proxy = try ProxyProcess.launch(Self.arguments(service))
@@ -117,10 +117,10 @@ struct ConnectByIPTests {
         #expect(entry.string("ip") == "127.0.0.2")
     }
 
-    @Test func whenEveryHTTPDNSAddressIsDeadSystemDNSIsUsed() throws {
-        let origin = try TestOrigin()
+    @Test func whenEveryHTTPDNSAddressIsDeadSystemDNSIsUsed() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         // HTTPDNS says 127.0.0.66 (nothing listens there); /etc/hosts says 127.0.0.1.
         service.set("localhost", .init(ipv4: ["127.0.0.66"], ttl: 300))
@@ -144,10 +144,10 @@ struct ConnectByIPTests {
         #expect(health["127.0.0.66:\(origin.port)"]?["state"] as? String == "backoff", "\(health)")
     }
 
-    @Test func systemDNSFallbackAddressesGoThroughThePolicy() throws {
-        let origin = try TestOrigin()
+    @Test func systemDNSFallbackAddressesGoThroughThePolicy() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("localhost", .init(ipv4: ["127.0.0.66"], ttl: 300))
         // Only the HTTPDNS answer is allowed; the system's 127.0.0.1 (and ::1) must not be dialed.
@@ -161,10 +161,10 @@ struct ConnectByIPTests {
         #expect(origin.connectionCount == 0)
     }
 
-    @Test func aCONNECTTunnelFailsOverToo() throws {
-        let echo = try TCPEchoServer()
+    @Test func aCONNECTTunnelFailsOverToo() async throws {
+        let echo = try await TCPEchoServer.start()
         defer { echo.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("tunnel.test", .init(ipv4: ["127.0.0.66", "127.0.0.1"], ttl: 300))
         let proxy = try ProxyProcess.launch(Self.arguments(service) + ["--connect-ports", "\(echo.port)"])
@@ -186,12 +186,12 @@ struct ConnectByIPTests {
 
     /// A good origin on 127.0.0.1 and a closing one on 127.0.0.2 with the same port. The port is
     /// free on 127.0.0.1 but may be taken on 127.0.0.2 by another test's server: then try another.
-    static func samePortPair() throws -> (TestOrigin, TestOrigin) {
+    static func samePortPair() async throws -> (TestOrigin, TestOrigin) {
         var attempt = 0
         while true {
-            let good = try TestOrigin(host: "127.0.0.1")
+            let good = try await TestOrigin.start(host: "127.0.0.1")
             do {
-                return (good, try TestOrigin(host: "127.0.0.2", port: good.port, closeEverything: true))
+                return (good, try await TestOrigin.start(host: "127.0.0.2", port: good.port, closeEverything: true))
             } catch {
                 good.stop()
                 attempt += 1

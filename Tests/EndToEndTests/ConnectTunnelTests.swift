@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// CONNECT tunnels: allowlisted ports, byte transparency, half-close, IPv6 literals.
 @Suite("CONNECT tunnels", .onBlockingThreads, .timeLimit(.minutes(1)))
@@ -8,8 +9,8 @@ struct ConnectTunnelTests {
         ["--allow-destination", allow, "--connect-ports", String(port)]
     }
 
-    @Test func curlTunnelsHTTPThroughConnect() throws {
-        let origin = try TestOrigin()
+    @Test func curlTunnelsHTTPThroughConnect() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.tunnelArguments(port: origin.port))
         defer { proxy.stop() }
@@ -28,8 +29,8 @@ struct ConnectTunnelTests {
         #expect((tunnel.int("bytes_up") ?? 0) > 0 && (tunnel.int("bytes_down") ?? 0) > 0, "\(tunnel.jsonText)")
     }
 
-    @Test func tunnelEchoesAndPropagatesHalfClose() throws {
-        let echo = try TCPEchoServer()
+    @Test func tunnelEchoesAndPropagatesHalfClose() async throws {
+        let echo = try await TCPEchoServer.start()
         defer { echo.stop() }
         let proxy = try ProxyProcess.launch(Self.tunnelArguments(port: echo.port))
         defer { proxy.stop() }
@@ -45,14 +46,14 @@ struct ConnectTunnelTests {
         // Half-close: the last bytes must still come back, then EOF from the echo server's side.
         try client.send("tail")
         client.shutdownWrite()
-        #expect(echo.waitForInputClosed(count: 1), "the echo server never saw EOF through the tunnel")
+        #expect(await echo.waitForInputClosed(count: 1), "the echo server never saw EOF through the tunnel")
         #expect(String(decoding: try client.readToEOF(), as: UTF8.self) == "tail")
         #expect(echo.connectionCount == 1)
     }
 
     @Test(.enabled(if: Loopback.ipv6Available, "::1 cannot be bound on this host"))
-    func connectToIPv6Literal() throws {
-        let echo = try TCPEchoServer(host: "::1")
+    func connectToIPv6Literal() async throws {
+        let echo = try await TCPEchoServer.start(host: "::1")
         defer { echo.stop() }
         let proxy = try ProxyProcess.launch(Self.tunnelArguments(port: echo.port, allow: "::1/128"))
         defer { proxy.stop() }
@@ -65,8 +66,8 @@ struct ConnectTunnelTests {
         #expect(echo.connectionCount == 1)
     }
 
-    @Test func connectToPortOutsideAllowlistGets403() throws {
-        let echo = try TCPEchoServer()
+    @Test func connectToPortOutsideAllowlistGets403() async throws {
+        let echo = try await TCPEchoServer.start()
         defer { echo.stop() }
         // Default CONNECT allowlist is 443 only.
         let proxy = try ProxyProcess.launch(["--allow-destination", "127.0.0.0/8"])

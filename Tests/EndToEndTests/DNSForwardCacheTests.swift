@@ -1,18 +1,18 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// The DNS listener's cache of forwarded answers through the real binary, with dig: a question
 /// the listener forwards (a forward zone's name, a type HTTPDNS does not answer) reaches the
 /// upstream once per TTL, whatever its type, its letter case or its transport.
 @Suite("DNS listener forward cache", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct DNSForwardCacheTests {
-    @Test func forwardedAnswersOfEveryTypeAreAskedOncePerTTL() throws {
+    @Test func forwardedAnswersOfEveryTypeAreAskedOncePerTTL() async throws {
         guard ExternalTool.shouldRun("dig", present: DNSListenerTests.dig != nil) else { return }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
-        let upstream = try FakeDNSUpstream()
+        let upstream = try await FakeDNSUpstream.start()
         defer { upstream.stop() }
         let listener = try DNSListenerTests.launch(service, upstream: upstream, extra: ["--dns-forward-zone", "cluster.local"])
         defer { listener.proxy.stop() }
@@ -61,13 +61,13 @@ struct DNSForwardCacheTests {
 
     /// `--dns-forward-zone zone=IP:PORT`: each zone's names go to its own resolvers (a dead one
     /// first in the list is passed over), the rest to `--dns-upstream`.
-    @Test func zonesGoToTheirOwnResolvers() throws {
+    @Test func zonesGoToTheirOwnResolvers() async throws {
         guard ExternalTool.shouldRun("dig", present: DNSListenerTests.dig != nil) else { return }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
-        let cluster = try FakeDNSUpstream()
+        let cluster = try await FakeDNSUpstream.start()
         defer { cluster.stop() }
-        let corp = try FakeDNSUpstream(address: [10, 1, 0, 99])
+        let corp = try await FakeDNSUpstream.start(address: [10, 1, 0, 99])
         defer { corp.stop() }
         let listener = try DNSListenerTests.launch(
             service, upstream: cluster,
@@ -84,16 +84,16 @@ struct DNSForwardCacheTests {
     }
 
     /// `--dns-query-log`: a JSON line per answer saying where it came from; reopened on SIGUSR1.
-    @Test func theQueryLogSaysWhereEachAnswerCameFrom() throws {
+    @Test func theQueryLogSaysWhereEachAnswerCameFrom() async throws {
         guard ExternalTool.shouldRun("dig", present: DNSListenerTests.dig != nil) else { return }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-qlog-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("queries.log").path
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["192.0.2.10"], ttl: 300))
-        let upstream = try FakeDNSUpstream()
+        let upstream = try await FakeDNSUpstream.start()
         defer { upstream.stop() }
         let listener = try DNSListenerTests.launch(
             service, upstream: upstream, extra: ["--dns-forward-zone", "cluster.local", "--dns-query-log", path, "--allow-client", "127.0.0.1/32"])

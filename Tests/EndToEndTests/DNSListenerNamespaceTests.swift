@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// A real program's getaddrinfo, in a private mount namespace whose /etc/resolv.conf names the DNS
 /// listener, gets HTTPDNS's answer for a name the "system DNS" (a fake upstream on loopback that
@@ -12,13 +12,13 @@ struct DNSListenerNamespaceTests {
     // skipped, otherwise.
     @Test(.enabled(if: ExternalTool.isRoot && ChildEnvironment.which("unshare") != nil && ChildEnvironment.which("getent") != nil,
                    "needs root, unshare and getent"))
-    func getaddrinfoInAPrivateMountNamespaceUsesTheListener() throws {
+    func getaddrinfoInAPrivateMountNamespaceUsesTheListener() async throws {
         let unshare = try #require(ChildEnvironment.which("unshare"))
         let getent = try #require(ChildEnvironment.which("getent"))
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("lied-about.test", .init(ipv4: ["192.0.2.77"], ttl: 300))
-        let upstream = try FakeDNSUpstream()
+        let upstream = try await FakeDNSUpstream.start()
         defer { upstream.stop() }
         // resolv.conf cannot name a port: the listener takes port 53 on an otherwise unused loopback address.
         let address = "127.0.0.77"

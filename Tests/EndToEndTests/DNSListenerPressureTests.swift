@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// The DoH and DNS-over-TCP listeners when the process runs out of descriptors: like the forward
 /// listener (PressureTests), each leaves epoll for a moment instead of spinning on a failing
@@ -10,8 +10,8 @@ import Testing
 @Suite("DNS listeners under descriptor exhaustion", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct DNSListenerPressureTests {
     @Test(arguments: ["doh", "dns-tcp"])
-    func descriptorExhaustionPausesAcceptInsteadOfSpinning(listener: String) throws {
-        let service = try FakeHTTPDNSService()
+    func descriptorExhaustionPausesAcceptInsteadOfSpinning(listener: String) async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("www.example.test", .init(ipv4: ["192.0.2.10"], ttl: 300))
         // A hard limit of 64 descriptors, which the proxy cannot raise.

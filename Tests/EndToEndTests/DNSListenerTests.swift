@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// `--dns-listen` through the real binary, with dig (dnsutils) and dnspython as clients, the fake
 /// HTTPDNS service behind it and a fake upstream DNS server on loopback for what it forwards.
@@ -49,14 +49,14 @@ struct DNSListenerTests {
         return String(output[range.upperBound...].prefix { $0 != "," })
     }
 
-    @Test func addressQuestionsAreAnsweredFromTheHTTPDNSCache() throws {
+    @Test func addressQuestionsAreAnsweredFromTheHTTPDNSCache() async throws {
         guard ExternalTool.shouldRun("dig", present: Self.dig != nil) else { return }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["192.0.2.10", "192.0.2.11"], ipv6: ["2001:db8::10"], ttl: 300))
         service.set("v4only.test", .init(ipv4: ["192.0.2.20"], ttl: 300))
         service.setNXDOMAIN("gone.test")
-        let upstream = try FakeDNSUpstream()
+        let upstream = try await FakeDNSUpstream.start()
         defer { upstream.stop() }
         let listener = try Self.launch(service, upstream: upstream, extra: ["--metrics", "true"])
         defer { listener.proxy.stop() }
@@ -85,12 +85,12 @@ struct DNSListenerTests {
         #expect(metrics.contains("httpdns_proxy_dns_queries_total{qtype=\"aaaa\",rcode=\"noerror\"} 3"))
     }
 
-    @Test func forwardedZonesAndOtherTypesGoToTheUpstream() throws {
+    @Test func forwardedZonesAndOtherTypesGoToTheUpstream() async throws {
         guard ExternalTool.shouldRun("dig", present: Self.dig != nil) else { return }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["192.0.2.10"], ttl: 300))
-        let upstream = try FakeDNSUpstream()
+        let upstream = try await FakeDNSUpstream.start()
         defer { upstream.stop() }
         let listener = try Self.launch(service, upstream: upstream, extra: ["--dns-forward-zone", "cluster.local"])
         defer { listener.proxy.stop() }
@@ -107,9 +107,9 @@ struct DNSListenerTests {
         #expect(service.queryCount(for: "kube-dns.kube-system.svc.cluster.local") == 0)
     }
 
-    @Test func aLargeAnswerIsTruncatedOverUDPAndWholeOverTCP() throws {
+    @Test func aLargeAnswerIsTruncatedOverUDPAndWholeOverTCP() async throws {
         guard ExternalTool.shouldRun("dig", present: Self.dig != nil) else { return }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         let many = (1...100).map { "198.51.100.\($0)" }
         service.set("big.test", .init(ipv4: many, ttl: 300))
@@ -126,9 +126,9 @@ struct DNSListenerTests {
         #expect(edns.contains(" tc"), "1600 bytes of answers exceed the advertised 1232: \(edns)")
     }
 
-    @Test func theClientACLRefusesOutsiders() throws {
+    @Test func theClientACLRefusesOutsiders() async throws {
         guard ExternalTool.shouldRun("dig", present: Self.dig != nil) else { return }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["192.0.2.10"], ttl: 300))
         let listener = try Self.launch(service, upstream: nil, extra: ["--allow-client", "127.0.0.2/32"])
@@ -141,9 +141,9 @@ struct DNSListenerTests {
 
     /// dnspython: a malformed query, an oversize one, a runt, and a flood from one client while
     /// another is still answered.
-    @Test func malformedOversizeAndFloodingClients() throws {
+    @Test func malformedOversizeAndFloodingClients() async throws {
         guard ExternalTool.shouldRun("python3 with dnspython", present: Self.hasDNSPython) else { return }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["192.0.2.10"], ttl: 300))
         let listener = try Self.launch(service, upstream: nil, extra: ["--dns-rate-limit", "50"])

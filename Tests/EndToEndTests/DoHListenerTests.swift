@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// `--doh-listen`: a node-tier proxy serving its cache as RFC 8484 DoH and JSON, queried by the
 /// proxy's own `doh` and `json` providers (`httpdns-proxy resolve`) and by curl.
@@ -20,8 +20,8 @@ struct DoHListenerTests {
         try ResolveRun.run(["resolve", name, "--provider", provider, "--resolver-url", url, "--resolver-ip", "127.0.0.1", "--ip-family", "both"] + extra)
     }
 
-    @Test func theProxysOwnProvidersResolveThroughIt() throws {
-        let service = try FakeHTTPDNSService()
+    @Test func theProxysOwnProvidersResolveThroughIt() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("www.example.test", .init(ipv4: ["192.0.2.10"], ipv6: ["2001:db8::10"], ttl: 300))
         service.setNXDOMAIN("gone.test")
@@ -49,8 +49,8 @@ struct DoHListenerTests {
         #expect(goneWire.stderr.contains("nxdomain"), "\(goneWire.stderr)")
     }
 
-    @Test func badRequestsAndTheBearerToken() throws {
-        let service = try FakeHTTPDNSService()
+    @Test func badRequestsAndTheBearerToken() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("www.example.test", .init(ipv4: ["192.0.2.10"], ttl: 300))
         let (node, port) = try Self.launchNode(service, extra: ["--doh-token", "s3cret-token"])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The docs against the binary, both ways: every flag `serve --help` lists has a row in
 /// docs/configuration.md's options table and every row's flag is in `--help`; every admin endpoint
@@ -64,8 +65,8 @@ struct DocumentationCheckTests {
         print("admin endpoints: \(routed.sorted())")
     }
 
-    @Test func everyMetricIsDocumentedAndTheReverse() throws {
-        let origin = try TestOrigin()
+    @Test func everyMetricIsDocumentedAndTheReverse() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         // With the DNS and TLS listeners on: their series are part of /metrics then.
         let certificates = try TLSListenerTests.Certificates()

@@ -1,6 +1,7 @@
 import Foundation
 import NIOHTTP1
 import Testing
+import TestSupport
 
 /// Plain HTTP/1.1 forwarding (absolute-form requests) through the proxy, and its error answers.
 ///
@@ -12,8 +13,8 @@ struct ForwardProxyTests {
     /// Loopback is denied by the proxy's SSRF guard unless explicitly allowed.
     static let allowLoopback = ["--allow-destination", "127.0.0.0/8"]
 
-    @Test func getIsForwardedWithViaAndLogged() throws {
-        let origin = try TestOrigin()
+    @Test func getIsForwardedWithViaAndLogged() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -40,8 +41,8 @@ struct ForwardProxyTests {
         #expect(entry.string("error") == nil, "\(entry.jsonText)")
     }
 
-    @Test func hopByHopHeadersAreStripped() throws {
-        let origin = try TestOrigin()
+    @Test func hopByHopHeadersAreStripped() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -68,8 +69,8 @@ struct ForwardProxyTests {
         #expect(seen.headers["x-keep"] == ["yes"])
     }
 
-    @Test func chunkedUploadOf5MiB() throws {
-        let origin = try TestOrigin()
+    @Test func chunkedUploadOf5MiB() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -86,9 +87,9 @@ struct ForwardProxyTests {
     }
 
     @Test(arguments: [false, true])
-    func download50MiB(chunked: Bool) throws {
+    func download50MiB(chunked: Bool) async throws {
         let size = 50 << 20
-        let origin = try TestOrigin()
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -101,8 +102,8 @@ struct ForwardProxyTests {
         #expect(mismatch == nil, "body differs from the origin's pattern at byte \(mismatch ?? -1)")
     }
 
-    @Test func fortyKeepAliveRequestsShareOneUpstreamConnection() throws {
-        let origin = try TestOrigin()
+    @Test func fortyKeepAliveRequestsShareOneUpstreamConnection() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -120,8 +121,8 @@ struct ForwardProxyTests {
         #expect(logged.filter { $0.bool("reused") == true }.count >= 39, "reused flags: \(logged.map { $0.bool("reused") })")
     }
 
-    @Test func pipelinedRequestsAreAnsweredInOrder() throws {
-        let origin = try TestOrigin()
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -137,9 +138,9 @@ struct ForwardProxyTests {
         }
     }
 
-    @Test func closeDelimitedOriginResponseIsDeliveredCompletely() throws {
+    @Test func closeDelimitedOriginResponseIsDeliveredCompletely() async throws {
         let size = 300_000
-        let origin = try TestOrigin()
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -151,8 +152,8 @@ struct ForwardProxyTests {
         #expect(BytePattern.firstMismatch(in: response.body) == nil)
     }
 
-    @Test func expect100ContinueUpload() throws {
-        let origin = try TestOrigin()
+    @Test func expect100ContinueUpload() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -170,8 +171,8 @@ struct ForwardProxyTests {
         #expect(digest.fnv == TestOrigin.fnv(of: body))
     }
 
-    @Test func upgradeSwitchesToRawEcho() throws {
-        let origin = try TestOrigin()
+    @Test func upgradeSwitchesToRawEcho() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -197,8 +198,8 @@ struct ForwardProxyTests {
         #expect(!response.body.isEmpty)
     }
 
-    @Test func originFormRequestGets400() throws {
-        let origin = try TestOrigin()
+    @Test func originFormRequestGets400() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -209,8 +210,8 @@ struct ForwardProxyTests {
         #expect(origin.connectionCount == 0)
     }
 
-    @Test func loopbackDestinationIsDeniedByDefault() throws {
-        let origin = try TestOrigin()
+    @Test func loopbackDestinationIsDeniedByDefault() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch()
         defer { proxy.stop() }
@@ -237,8 +238,8 @@ struct ForwardProxyTests {
     /// and one that stops halfway through a response is cut off (the client sees a truncated
     /// response, never a wrong one), with the reason in the access log. That neither happens
     /// before the timeout is tested with a virtual clock (ClientConnectionHandlerExchangeTests).
-    @Test func upstreamSilenceIsCutOffAfterTheTimeout() throws {
-        let origin = try TestOrigin()
+    @Test func upstreamSilenceIsCutOffAfterTheTimeout() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--upstream-timeout", "300ms"])
         defer { proxy.stop() }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The proxy's HTTP/1.1 framing, byte for byte (issue 10): a raw client sends exactly the bytes of
 /// each case through the real binary, and `WireOrigin` records exactly what reaches the origin.
@@ -128,8 +129,8 @@ struct FramingSuiteTests {
     ]
 
     @Test(arguments: cases)
-    func request(_ c: Case) throws {
-        let origin = try WireOrigin()
+    func request(_ c: Case) async throws {
+        let origin = try await WireOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -147,7 +148,7 @@ struct FramingSuiteTests {
         }
         if let forwarded = c.forwarded {
             let expected = Self.bytes(forwarded, origin: origin)
-            let got = origin.waitForBytes(expected.count)
+            let got = await origin.waitForBytes(expected.count)
             #expect(
                 got == expected,
                 "\(c.name): origin received\n\(String(decoding: got, as: UTF8.self).debugDescription)\nexpected\n\(String(decoding: expected, as: UTF8.self).debugDescription)"
@@ -160,8 +161,8 @@ struct FramingSuiteTests {
 
     /// A chunked body whose last chunk is not yet terminated is not complete: no answer until the
     /// final CRLF arrives.
-    @Test func missingFinalCRLFWaitsForIt() throws {
-        let origin = try WireOrigin()
+    @Test func missingFinalCRLFWaitsForIt() async throws {
+        let origin = try await WireOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -170,16 +171,16 @@ struct FramingSuiteTests {
         try client.send(Self.bytes(Self.post("Transfer-Encoding: chunked\r\n", body: "5\r\nhello\r\n0\r\n"), origin: origin))
         // The origin answers only complete requests: the head and the chunk arrive, the end does not.
         let partial = Self.bytes(Self.forwardedPost("Transfer-Encoding: chunked\r\n", body: "5\r\nhello\r\n"), origin: origin)
-        #expect(origin.waitForBytes(partial.count) == partial)
+        #expect(await origin.waitForBytes(partial.count) == partial)
         #expect(client.bufferedCount == 0)
         try client.send("\r\n")
         let response = try client.readResponse()
         #expect(response.statusCode == 200)
-        #expect(origin.waitForBytes(partial.count + 5) == partial + Array("0\r\n\r\n".utf8))
+        #expect(await origin.waitForBytes(partial.count + 5) == partial + Array("0\r\n\r\n".utf8))
     }
 
-    @Test func pipelinedRequestsAreForwardedAndAnsweredInOrder() throws {
-        let origin = try WireOrigin()
+    @Test func pipelinedRequestsAreForwardedAndAnsweredInOrder() async throws {
+        let origin = try await WireOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -192,7 +193,7 @@ struct FramingSuiteTests {
         #expect(try client.readResponse().statusCode == 200)
         let first = Self.bytes("GET /1 HTTP/1.1\r\nHost: ORIGIN\r\n\(Self.via)\r\n", origin: origin)
         let second = Self.bytes("POST /2 HTTP/1.1\r\nHost: ORIGIN\r\nContent-Length: 2\r\n\(Self.via)\r\nhi", origin: origin)
-        _ = origin.waitForBytes(first.count + second.count)
+        _ = await origin.waitForBytes(first.count + second.count)
         // The first connection goes back to the pool only once its read is over (so stray bytes
         // after a response are seen first); the pipelined request, started inside that read,
         // gets a connection of its own.
@@ -200,8 +201,8 @@ struct FramingSuiteTests {
         #expect(origin.received(1) == second)
     }
 
-    @Test func http10KeepAlive() throws {
-        let origin = try WireOrigin()
+    @Test func http10KeepAlive() async throws {
+        let origin = try await WireOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -216,13 +217,13 @@ struct FramingSuiteTests {
         }
         let expected = Self.bytes(
             "GET /a HTTP/1.1\r\nHost: ORIGIN\r\nVia: 1.0 httpdns-proxy\r\n\r\nGET /b HTTP/1.1\r\nHost: ORIGIN\r\nVia: 1.0 httpdns-proxy\r\n\r\n", origin: origin)
-        #expect(origin.waitForBytes(expected.count) == expected)
+        #expect(await origin.waitForBytes(expected.count) == expected)
     }
 
     /// The origin answers before the upload is complete: the client gets the answer and the
     /// connection closes (the rest of the body cannot be skipped safely).
-    @Test func earlyResponseDuringAnUpload() throws {
-        let origin = try WireOrigin(.script([.send(Array("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 4\r\n\r\nbig!".utf8))]))
+    @Test func earlyResponseDuringAnUpload() async throws {
+        let origin = try await WireOrigin.start(.script([.send(Array("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 4\r\n\r\nbig!".utf8))]))
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -233,7 +234,7 @@ struct FramingSuiteTests {
         #expect(response.statusCode == 413)
         #expect(response.bodyText == "big!")
         #expect(try client.readToEOF(timeout: .seconds(10)).isEmpty)
-        #expect(origin.waitForClosed(1), "the upstream connection must be closed, not pooled")
+        #expect(await origin.waitForClosed(1), "the upstream connection must be closed, not pooled")
     }
 
     // MARK: - responses
@@ -258,8 +259,8 @@ struct FramingSuiteTests {
     ]
 
     @Test(arguments: invalidResponses)
-    func invalidResponse(_ c: ResponseCase) throws {
-        let origin = try WireOrigin(.script([.send(Array(c.response.utf8))]))
+    func invalidResponse(_ c: ResponseCase) async throws {
+        let origin = try await WireOrigin.start(.script([.send(Array(c.response.utf8))]))
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -269,7 +270,7 @@ struct FramingSuiteTests {
         let response = try client.readResponse()
         #expect(response.statusCode == c.status, "\(c.name): \(response.head)\n\(response.bodyText)")
         #expect(response.head.header("x-proxy-error") == "invalid_response", "\(response.head)")
-        #expect(origin.waitForClosed(1), "\(c.name): the upstream connection must be closed")
+        #expect(await origin.waitForClosed(1), "\(c.name): the upstream connection must be closed")
         #expect(origin.connectionCount == 1, "\(c.name): an invalid response is not retried")
     }
 
@@ -299,8 +300,8 @@ struct FramingSuiteTests {
     /// Bytes after a response's end (same write) close the upstream connection: the next request,
     /// from another client, goes on a new connection and gets its own answer.
     @Test(arguments: strayBytes)
-    func bytesAfterAResponseAreNeverTheNextResponse(_ c: StrayCase) throws {
-        let origin = try WireOrigin(.script([
+    func bytesAfterAResponseAreNeverTheNextResponse(_ c: StrayCase) async throws {
+        let origin = try await WireOrigin.start(.script([
             .send(Array((c.first + c.stray).utf8)),
             .send(Array("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood".utf8)),
         ]))
@@ -313,7 +314,7 @@ struct FramingSuiteTests {
         let answer = try first.readResponse(requestMethod: c.method)
         #expect(answer.statusCode == c.status, "\(c.name): \(answer.head)")
         #expect(!answer.bodyText.contains("EVIL"))
-        #expect(origin.waitForClosed(1), "\(c.name): the upstream connection with stray bytes must be closed")
+        #expect(await origin.waitForClosed(1), "\(c.name): the upstream connection with stray bytes must be closed")
 
         let second = try RawClient(port: proxy.port)
         defer { second.close() }
@@ -324,8 +325,8 @@ struct FramingSuiteTests {
         #expect(origin.connectionCount == 2)
     }
 
-    @Test func interimResponsesAreForwardedInOrder() throws {
-        let origin = try WireOrigin(.script([
+    @Test func interimResponsesAreForwardedInOrder() async throws {
+        let origin = try await WireOrigin.start(.script([
             .send(Array("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8))
         ]))
         defer { origin.stop() }
@@ -343,8 +344,8 @@ struct FramingSuiteTests {
         #expect(final.bodyText == "ok")
     }
 
-    @Test func responseTrailersAreFiltered() throws {
-        let origin = try WireOrigin(.script([
+    @Test func responseTrailersAreFiltered() async throws {
+        let origin = try await WireOrigin.start(.script([
             .send(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Ok\r\n\r\n2\r\nok\r\n0\r\nX-Ok: 1\r\nSet-Cookie: a=b\r\nAuthorization: x\r\n\r\n".utf8))
         ]))
         defer { origin.stop() }

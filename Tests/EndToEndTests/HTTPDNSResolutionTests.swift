@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// The proxy resolving upstream names through a fake HTTPDNS service (loopback only). Names such as
 /// `origin.test` exist only in the fake service; wherever a test could make the proxy fall back to
@@ -21,10 +21,10 @@ struct HTTPDNSResolutionTests {
         try ProxyProcess.launch(jsonProvider(service) + ["--system-fallback", "false", "--ip-family", "ipv4"] + extra)
     }
 
-    @Test func namesResolveThroughHTTPDNSThenTheCache() throws {
-        let origin = try TestOrigin()
+    @Test func namesResolveThroughHTTPDNSThenTheCache() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         // No pooling, so the second request has to resolve again (and must hit the cache).
@@ -59,10 +59,10 @@ struct HTTPDNSResolutionTests {
         #expect(!(try Curl.fetch("http://127.0.0.1:\(proxy.adminPort)/cache", proxy: nil)).bodyText.contains("origin.test"))
     }
 
-    @Test func aDeadFirstResolverIPFailsOverToTheNext() throws {
-        let origin = try TestOrigin()
+    @Test func aDeadFirstResolverIPFailsOverToTheNext() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         // Nothing listens on 127.0.0.66 (no test binds that address).
@@ -74,10 +74,10 @@ struct HTTPDNSResolutionTests {
         #expect(proxy.waitForAccessLog(where: { $0.string("source") == "httpdns" }) != nil, proxy.diagnostics)
     }
 
-    @Test func resolverDownFallsBackToSystemDNS() throws {
-        let origin = try TestOrigin()
+    @Test func resolverDownFallsBackToSystemDNS() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.setBehaviour(.fail(status: 503, body: "{}"))
         let proxy = try ProxyProcess.launch(Self.jsonProvider(service) + ["--ip-family", "ipv4"])
@@ -89,10 +89,10 @@ struct HTTPDNSResolutionTests {
         #expect(service.requests().count >= 1, "HTTPDNS must be asked first")
     }
 
-    @Test func nxdomainFromTheServiceFallsBackToSystemDNS() throws {
-        let origin = try TestOrigin()
+    @Test func nxdomainFromTheServiceFallsBackToSystemDNS() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.setNXDOMAIN("localhost")
         let proxy = try ProxyProcess.launch(Self.jsonProvider(service) + ["--ip-family", "ipv4"])
@@ -102,8 +102,8 @@ struct HTTPDNSResolutionTests {
         #expect(proxy.waitForAccessLog(where: { $0.string("source") == "system_fallback" }) != nil, proxy.diagnostics)
     }
 
-    @Test func withoutFallbackAnUnknownNameIs502WithTheReason() throws {
-        let service = try FakeHTTPDNSService()
+    @Test func withoutFallbackAnUnknownNameIs502WithTheReason() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.setNXDOMAIN("missing.test")
         let proxy = try ProxyProcess.launch(Self.jsonProvider(service) + ["--system-fallback", "false", "--ip-family", "ipv4"])
@@ -114,10 +114,10 @@ struct HTTPDNSResolutionTests {
         #expect(response.bodyText.contains("NXDOMAIN"))
     }
 
-    @Test func anHTTPDNSAnswerPointingAtADeniedAddressIsBlocked() throws {
-        let origin = try TestOrigin()
+    @Test func anHTTPDNSAnswerPointingAtADeniedAddressIsBlocked() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         // DNS rebinding through HTTPDNS: a public-looking name answered with loopback.
         service.set("rebind.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
@@ -132,10 +132,10 @@ struct HTTPDNSResolutionTests {
         #expect(origin.requests().isEmpty)
     }
 
-    @Test func signedAlibabaRequestsWorkAndTheSecretNeverReachesTheLogs() throws {
-        let origin = try TestOrigin()
+    @Test func signedAlibabaRequestsWorkAndTheSecretNeverReachesTheLogs() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         let secret = "Sup3r-Secret-Value-42"
         service.requireSignature(secret: secret, now: Int(Date().timeIntervalSince1970))
@@ -156,10 +156,10 @@ struct HTTPDNSResolutionTests {
         #expect(!proxy.stdoutText().contains(secret))
     }
 
-    @Test func wrongSecretIsLoggedOnceAndFallsBack() throws {
-        let origin = try TestOrigin()
+    @Test func wrongSecretIsLoggedOnceAndFallsBack() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.requireSignature(secret: "the-right-one", now: Int(Date().timeIntervalSince1970))
         let proxy = try ProxyProcess.launch(
@@ -181,10 +181,10 @@ struct HTTPDNSResolutionTests {
     }
 
     @Test(arguments: ["get", "post"])
-    func dohWireProvider(method: String) throws {
-        let origin = try TestOrigin()
+    func dohWireProvider(method: String) async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.setCNAME("www.origin.test", to: "edge.origin.test")
         service.set("edge.origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
@@ -198,10 +198,10 @@ struct HTTPDNSResolutionTests {
         #expect(service.requests().contains { $0.method == method.uppercased() && $0.path == "/dns-query" })
     }
 
-    @Test func staticListProvider() throws {
-        let origin = try TestOrigin()
+    @Test func staticListProvider() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.setStaticList(#"{"service":"e2e","enable":1,"domainlist":[{"domain":"listed.test","ips":["127.0.0.1"]}]}"#)
         let proxy = try ProxyProcess.launch([
@@ -213,8 +213,8 @@ struct HTTPDNSResolutionTests {
         #expect(response.status == 200, "\(response.bodyText) \(proxy.diagnostics)")
     }
 
-    @Test func resolveCommandPrintsTheAnswer() throws {
-        let service = try FakeHTTPDNSService()
+    @Test func resolveCommandPrintsTheAnswer() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("www.example.test", .init(ipv4: ["192.0.2.10"], ipv6: ["2001:db8::10"], ttl: 77))
         let ok = try ResolveRun.run(["resolve", "www.example.test"] + Self.jsonProvider(service) + ["--ip-family", "both"])

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import Testing
-import TLSTestSupport
+import TestSupport
 
 /// `httpdns-proxy healthcheck` against a running proxy and against nothing.
 @Suite("Healthcheck", .onBlockingThreads, .timeLimit(.minutes(1)))
@@ -94,8 +94,8 @@ struct HealthcheckTests {
     }
 
     /// During the shutdown drain /healthz answers 503, so the container is reported unhealthy.
-    @Test func exitsOneWhileTheProxyDrains() throws {
-        let origin = try TestOrigin()
+    @Test func exitsOneWhileTheProxyDrains() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(["--allow-destination", "127.0.0.0/8"])
         defer { proxy.stop() }

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// `--compare-system-dns` through the real binary. The system resolver is only ever asked for names
 /// /etc/hosts answers: `localhost`, or, as root, names in a private /etc/hosts bind-mounted in a
@@ -33,8 +33,8 @@ struct HijackDetectionTests {
         HTTPDNSResolutionTests.jsonProvider(service) + ["--compare-system-dns", "--ip-family", "ipv4"]
     }
 
-    @Test func aNameHTTPDNSAnswersDifferentlyFromEtcHostsIsADisagreement() throws {
-        let service = try FakeHTTPDNSService()
+    @Test func aNameHTTPDNSAnswersDifferentlyFromEtcHostsIsADisagreement() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         // /etc/hosts says 127.0.0.1 (and maybe ::1); the "trusted" service says 127.0.0.2.
         service.set("localhost", .init(ipv4: ["127.0.0.2"], ttl: 300))
@@ -71,8 +71,8 @@ struct HijackDetectionTests {
         #expect(try Self.audit(proxy)["comparisons"] as? Int == 1)
     }
 
-    @Test func aNameWhoseAnswersAgreeIsNoDisagreement() throws {
-        let service = try FakeHTTPDNSService()
+    @Test func aNameWhoseAnswersAgreeIsNoDisagreement() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("localhost", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let proxy = try ProxyProcess.launch(Self.auditArguments(service))
@@ -91,8 +91,8 @@ struct HijackDetectionTests {
         #expect(try Self.domainStats(proxy, "localhost")?["systemDisagreements"] as? Int == 0)
     }
 
-    @Test func withoutTheOptionThereIsNoAuditAndNoSystemLookup() throws {
-        let service = try FakeHTTPDNSService()
+    @Test func withoutTheOptionThereIsNoAuditAndNoSystemLookup() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("localhost", .init(ipv4: ["127.0.0.2"], ttl: 300))
         let proxy = try ProxyProcess.launch(HTTPDNSResolutionTests.jsonProvider(service) + ["--ip-family", "ipv4"])
@@ -103,8 +103,8 @@ struct HijackDetectionTests {
     }
 
     @Test(.enabled(if: ExternalTool.shouldRun("chromium (apt-get install chromium)", present: ExternalTool.chromium != nil)))
-    func theAdminPageListsDisagreements() throws {
-        let service = try FakeHTTPDNSService()
+    func theAdminPageListsDisagreements() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("localhost", .init(ipv4: ["127.0.0.2"], ttl: 300))
         let proxy = try ProxyProcess.launch(Self.auditArguments(service))
@@ -125,7 +125,7 @@ struct HijackDetectionTests {
     /// system resolver without any DNS query leaving the machine.
     // Needs root (a private mount namespace) and unshare: skipped, and reported as skipped, otherwise.
     @Test(.enabled(if: ExternalTool.isRoot && ChildEnvironment.which("unshare") != nil, "needs root and unshare"))
-    func aLyingEtcHostsInAPrivateMountNamespaceIsCaught() throws {
+    func aLyingEtcHostsInAPrivateMountNamespaceIsCaught() async throws {
         let unshare = try #require(ChildEnvironment.which("unshare"))
         let hosts = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-hosts-\(UUID().uuidString)")
         let nsswitch = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-nsswitch-\(UUID().uuidString)")
@@ -140,7 +140,7 @@ struct HijackDetectionTests {
             127.0.0.5 honest.test
 
             """.write(to: hosts, atomically: true, encoding: .utf8)
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("hijacked.test", .init(ipv4: ["127.0.0.5"], ttl: 300))
         service.set("honest.test", .init(ipv4: ["127.0.0.5"], ttl: 300))

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// Start-up and graceful shutdown of the proxy process.
 @Suite("Lifecycle", .onBlockingThreads, .timeLimit(.minutes(1)))
@@ -37,9 +38,9 @@ struct LifecycleTests {
         #expect(status == 0, "exit status \(String(describing: status)); \(proxy.diagnostics)")
     }
 
-    @Test func sigtermDrainsInFlightDownloadThenExits() throws {
+    @Test func sigtermDrainsInFlightDownloadThenExits() async throws {
         let size = 20 << 20
-        let origin = try TestOrigin()
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(["--allow-destination", "127.0.0.0/8"])
         defer { proxy.stop() }

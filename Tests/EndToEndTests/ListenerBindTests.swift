@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// A listener whose port is taken: a configuration error (exit 64) that says which listener, which
 /// address and what to do, in the configured log format, with nothing else on stderr.
@@ -12,8 +13,8 @@ struct ListenerBindTests {
     }
 
     @Test(arguments: [("proxy", "--listen"), ("admin", "--admin-listen")])
-    func aPortInUseIsAConfigurationErrorInJSON(listener: String, option: String) throws {
-        let occupier = try TCPEchoServer()  // listening on 127.0.0.1
+    func aPortInUseIsAConfigurationErrorInJSON(listener: String, option: String) async throws {
+        let occupier = try await TCPEchoServer.start()  // listening on 127.0.0.1
         defer { occupier.stop() }
         let taken = "127.0.0.1:\(occupier.port)"
         var arguments = ["--provider", "system", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"]
@@ -34,8 +35,8 @@ struct ListenerBindTests {
         #expect(!result.stderr.contains("errno: 98"), "the raw NIO error leaked: \(result.stderr)")
     }
 
-    @Test func withTextLogsTheSameErrorIsATextLine() throws {
-        let occupier = try TCPEchoServer()
+    @Test func withTextLogsTheSameErrorIsATextLine() async throws {
+        let occupier = try await TCPEchoServer.start()
         defer { occupier.stop() }
         let result = try Self.run(["--provider", "system", "--listen", "127.0.0.1:\(occupier.port)", "--admin-listen", "off", "--log-format", "text"])
         #expect(result.exitCode == 64, "\(result.stderr)")

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// `--hosts-file` through the real binary: the DNS listener (dig) and the proxy's own dials (curl)
 /// answer the file's names from the file while the fake HTTPDNS service answers them otherwise;
@@ -25,17 +25,17 @@ struct LocalRecordsTests {
         return parsed
     }
 
-    @Test func theDNSListenerAnswersTheFilesNamesBeforeHTTPDNS() throws {
+    @Test func theDNSListenerAnswersTheFilesNamesBeforeHTTPDNS() async throws {
         guard ExternalTool.shouldRun("dig", present: DNSListenerTests.dig != nil) else { return }
         let hosts = Self.temporaryFile("hosts")
         let log = Self.temporaryFile("queries")
         defer { unlink(hosts); unlink(log) }
         try "# local names\n127.0.0.1 origin.test\tAlias.Test\r\n127.0.0.5 origin.test\n".write(toFile: hosts, atomically: true, encoding: .utf8)
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["192.0.2.10"], ipv6: ["2001:db8::10"], ttl: 300))
         service.set("other.test", .init(ipv4: ["192.0.2.20"], ttl: 300))
-        let upstream = try FakeDNSUpstream()
+        let upstream = try await FakeDNSUpstream.start()
         defer { upstream.stop() }
         let listener = try DNSListenerTests.launch(service, upstream: upstream, extra: ["--hosts-file", hosts, "--dns-query-log", log])
         defer { listener.proxy.stop() }
@@ -79,13 +79,13 @@ struct LocalRecordsTests {
         #expect(try DNSListenerTests.short(port, "other.test", "A") == ["127.0.0.7"])
     }
 
-    @Test func theProxyDialsTheFilesAddressForItsNames() throws {
-        let origin = try TestOrigin()
+    @Test func theProxyDialsTheFilesAddressForItsNames() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let hosts = Self.temporaryFile("hosts")
         defer { unlink(hosts) }
         try "127.0.0.1 origin.test\n".write(toFile: hosts, atomically: true, encoding: .utf8)
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         // HTTPDNS would send origin.test where nothing listens; the file wins.
         service.set("origin.test", .init(ipv4: ["127.0.0.2"], ttl: 300))

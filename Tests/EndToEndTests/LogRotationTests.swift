@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// Signals an operator sends: SIGUSR1 reopens the access log (log rotation), SIGHUP reloads and
 /// reopens, SIGUSR2 and SIGPIPE do nothing. And the logrotate snippet in deploy/ run by the real
@@ -29,8 +30,8 @@ struct LogRotationTests {
         return condition()
     }
 
-    @Test func usr1ReopensTheAccessLogHupToo_usr2AndPipeDoNotKill() throws {
-        let origin = try TestOrigin()
+    @Test func usr1ReopensTheAccessLogHupToo_usr2AndPipeDoNotKill() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let dir = try Self.directory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -81,9 +82,9 @@ struct LogRotationTests {
     }
 
     @Test(.enabled(if: ExternalTool.shouldRun("logrotate (apt-get install logrotate)", present: logrotate != nil)))
-    func theLogrotateSnippetRotatesUnderLoadAndLosesNoLine() throws {
+    func theLogrotateSnippetRotatesUnderLoadAndLosesNoLine() async throws {
         let logrotate = try #require(Self.logrotate, "logrotate is missing: run scripts/ensure-deps.sh --with-test-tools")
-        let origin = try TestOrigin()
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let dir = try Self.directory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -1,6 +1,6 @@
 import Foundation
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// The admin `/metrics` endpoint of the real binary: the contract's names, and counts that agree
 /// with `/stats`, the access log and what the fake HTTPDNS service saw.
@@ -24,10 +24,10 @@ struct MetricsTests {
         return (response.bodyText, samples(response.bodyText))
     }
 
-    @Test func countersAgreeWithStatsTheAccessLogAndTheResolverService() throws {
-        let origin = try TestOrigin()
+    @Test func countersAgreeWithStatsTheAccessLogAndTheResolverService() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         service.setNXDOMAIN("missing.test")

@@ -1,6 +1,6 @@
 import Foundation
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// The proxy's own listener serves HTTP and SOCKS on one port (`--listen-socks`, on by default),
 /// told apart by the first byte: real curl with an HTTP proxy URL, `socks5h://` and `socks4a://`
@@ -12,10 +12,10 @@ struct MixedPortTests {
         try HTTPDNSResolutionTests.launchOnService(service, extra)
     }
 
-    @Test func oneListenerServesHTTPSocks5AndSocks4a() throws {
-        let origin = try TestOrigin()
+    @Test func oneListenerServesHTTPSocks5AndSocks4a() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let proxy = try Self.launch(service, ["--connect-ports", String(origin.port)])
@@ -39,8 +39,8 @@ struct MixedPortTests {
     /// `--allow-client` refuses at accept; on the mixed port the answer waits for the first byte
     /// and speaks the client's protocol. A client that says nothing gets the HTTP refusal at the
     /// header timeout (the proxy's timer: the test waits only for the close).
-    @Test func refusalsAreInTheClientsProtocol() throws {
-        let service = try FakeHTTPDNSService()
+    @Test func refusalsAreInTheClientsProtocol() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         let proxy = try Self.launch(service, ["--allow-client", "10.0.0.0/8", "--header-timeout", "300ms"])
         defer { proxy.stop() }
@@ -66,8 +66,8 @@ struct MixedPortTests {
     }
 
     /// A full connection limit: SOCKS5 and HTTP clients past it each get their protocol's refusal.
-    @Test func aFullLimitIsRefusedInTheClientsProtocol() throws {
-        let service = try FakeHTTPDNSService()
+    @Test func aFullLimitIsRefusedInTheClientsProtocol() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         let proxy = try Self.launch(service, AccessControlTests.allowLoopback + ["--max-connections", "1"])
         defer { proxy.stop() }
@@ -90,10 +90,10 @@ struct MixedPortTests {
 
     /// A client that speaks TLS to the plain port (an https:// proxy URL) gets a 400 that says
     /// so, byte-level, and curl fails without anything dialed.
-    @Test func aClientHelloToThePlainPortIsAClearRefusal() throws {
-        let origin = try TestOrigin()
+    @Test func aClientHelloToThePlainPortIsAClearRefusal() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let proxy = try Self.launch(service, ["--connect-ports", String(origin.port)])
@@ -115,8 +115,8 @@ struct MixedPortTests {
 
     /// A first byte that is neither SOCKS nor TLS is HTTP's to judge (a SOCKS version 6 is not
     /// SOCKS here), and with `--listen-socks false` a SOCKS greeting is just bad HTTP.
-    @Test func otherFirstBytesAndListenSocksFalseAreHTTP() throws {
-        let service = try FakeHTTPDNSService()
+    @Test func otherFirstBytesAndListenSocksFalseAreHTTP() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         for (flags, bytes) in [([] as [String], [0x06, 0x01, 0x00] as [UInt8]), (["--listen-socks", "false"], [0x05, 0x01, 0x00, 0x0D, 0x0A])] {
             let proxy = try Self.launch(service, flags)

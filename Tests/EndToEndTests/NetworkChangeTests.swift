@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// The real binary in a network namespace of its own, with a fake HTTPDNS service listening on
 /// that namespace's loopback: adding and removing an address there is a network change, which
@@ -10,7 +10,7 @@ import Testing
 @Suite("Network change", .onBlockingThreads, .timeLimit(.minutes(2)), .serialized)
 struct NetworkChangeTests {
     @Test(.enabled(if: NetworkNamespace.available, "needs root, ip (iproute2) and permission to add a network namespace"))
-    func anAddressAddedOrRemovedRefreshesTheCachedNames() throws {
+    func anAddressAddedOrRemovedRefreshesTheCachedNames() async throws {
         let namespace = try NetworkNamespace(name: "hp-nc-\(getpid())")
         defer { namespace.remove() }
         // A veth pair with both ends inside: an interface to put addresses on (no traffic).
@@ -18,7 +18,7 @@ struct NetworkChangeTests {
         try namespace.ipHere(["link", "set", "hpnc0", "up"])
         try namespace.ipHere(["link", "set", "hpnc1", "up"])
 
-        let service = try namespace.enter { try FakeHTTPDNSService(host: "127.0.0.1") }
+        let service = try await namespace.enter { try await FakeHTTPDNSService.start(host: "127.0.0.1") }
         defer { service.stop() }
         service.set("a.test", .init(ipv4: ["127.0.0.1"], ttl: 600))
         service.set("b.test", .init(ipv4: ["127.0.0.1"], ttl: 600))

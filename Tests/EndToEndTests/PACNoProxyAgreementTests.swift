@@ -1,6 +1,7 @@
 import Foundation
 import ProxyConfig
 import Testing
+import TestSupport
 
 /// `--pac-bypass` claims NO_PROXY syntax: the PAC file the binary serves, evaluated by pacparser,
 /// must send DIRECT exactly what curl itself sends direct with `NO_PROXY` set to the same list; and
@@ -49,11 +50,11 @@ struct PACNoProxyAgreementTests {
     }
 
     @Test(.enabled(if: ExternalTool.shouldRun("pacparser (python3 -m pip install pacparser)", present: ExternalTool.hasPacparser)))
-    func everyFormMeansWhatItMeansToCurl() throws {
+    func everyFormMeansWhatItMeansToCurl() async throws {
         #expect(ExternalTool.hasPacparser, "pacparser is missing: run scripts/ensure-deps.sh --with-test-tools")
-        let standInProxy = try TaggingHTTPServer(tag: "proxy")
+        let standInProxy = try await TaggingHTTPServer.start(tag: "proxy")
         defer { standInProxy.stop() }
-        let standInOrigin = try TaggingHTTPServer(tag: "origin")
+        let standInOrigin = try await TaggingHTTPServer.start(tag: "origin")
         defer { standInOrigin.stop() }
 
         // (the --pac-bypass list, the NO_PROXY list curl gets, the destinations)

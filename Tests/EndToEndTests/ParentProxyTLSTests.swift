@@ -1,7 +1,6 @@
 import Foundation
-import HTTPDNSTestSupport
 import Testing
-import TLSTestSupport
+import TestSupport
 
 /// `--parent-proxy https://...` through the binary with a real squid speaking TLS to its clients
 /// (`https_port`): the proxy verifies squid's certificate against the host in the URL with
@@ -19,9 +18,9 @@ struct ParentProxyTLSTests {
         let originLeaf = try originCA.issueLeaf(dnsNames: ["secure.test"])
         let originCAFile = try originCA.writeCAFile()
         let tlsOrigin = try await TLSTestOrigin.start(certificatePEM: originLeaf.certificatePEM, privateKeyPEM: originLeaf.privateKeyPEM)
-        let origin = try TestOrigin()
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         for name in ["origin.test", "secure.test"] { service.set(name, .init(ipv4: ["127.0.0.1"], ttl: 300)) }
         let squid = try ParentProxyTests.Squid(hosts: "127.0.0.1 origin.test", tls: (parentLeaf.certificatePEM, parentLeaf.privateKeyPEM))

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// `--parent-proxy` through the binary with a real squid as the parent, on loopback: HTTP, CONNECT
 /// and SOCKS reach the origin through squid, which is asked for the address the fake HTTPDNS
@@ -132,8 +132,8 @@ struct ParentProxyTests {
 
     static let names = ["origin.test", "direct.test", "denied.test", "two.test"]
 
-    static func service(origin: TestOrigin) throws -> FakeHTTPDNSService {
-        let service = try FakeHTTPDNSService()
+    static func service(origin: TestOrigin) async throws -> FakeHTTPDNSService {
+        let service = try await FakeHTTPDNSService.start()
         for name in names.dropLast() { service.set(name, .init(ipv4: ["127.0.0.1"], ttl: 300)) }
         // Nothing listens on 127.0.0.66: squid answers 503 for it, and the proxy asks for the next.
         service.set("two.test", .init(ipv4: ["127.0.0.66", "127.0.0.1"], ttl: 300))
@@ -141,10 +141,10 @@ struct ParentProxyTests {
     }
 
     @Test(.enabled(if: ExternalTool.shouldRun("squid (apt-get install squid)", present: Self.squidPath != nil)))
-    func httpConnectAndSocksGoThroughTheParentToTheHTTPDNSAddress() throws {
-        let origin = try TestOrigin()
+    func httpConnectAndSocksGoThroughTheParentToTheHTTPDNSAddress() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try Self.service(origin: origin)
+        let service = try await Self.service(origin: origin)
         defer { service.stop() }
         let squid = try Squid()
         defer { squid.stop() }
@@ -183,10 +183,10 @@ struct ParentProxyTests {
     }
 
     @Test(.enabled(if: ExternalTool.shouldRun("squid (apt-get install squid)", present: Self.squidPath != nil)))
-    func aParentThatRefusesAddressesIsAskedForTheName() throws {
-        let origin = try TestOrigin()
+    func aParentThatRefusesAddressesIsAskedForTheName() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try Self.service(origin: origin)
+        let service = try await Self.service(origin: origin)
         defer { service.stop() }
         let squid = try Squid(refuseIPLiterals: true, hosts: "127.0.0.1 origin.test")
         defer { squid.stop() }
@@ -213,10 +213,10 @@ struct ParentProxyTests {
     /// Credentials in the URL (a `%40` for the `@` in the password) go to the parent as Basic;
     /// without them the 407 is explained.
     @Test(.enabled(if: ExternalTool.shouldRun("squid (apt-get install squid)", present: Self.squidPath != nil)))
-    func credentialsInTheURLReachTheParent() throws {
-        let origin = try TestOrigin()
+    func credentialsInTheURLReachTheParent() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try Self.service(origin: origin)
+        let service = try await Self.service(origin: origin)
         defer { service.stop() }
         let hash = try Tools.output("openssl", ["passwd", "-apr1", "s@cret"])
         let squid = try Squid(users: "alice:\(hash)\n")
@@ -247,10 +247,10 @@ struct ParentProxyTests {
     /// refused, and the 502 says what to set; with `--parent-resolve parent` plain HTTP goes as an
     /// ordinary proxy request naming the host (`Host` intact; pooled to the parent).
     @Test(.enabled(if: ExternalTool.shouldRun("squid (apt-get install squid)", present: Self.squidPath != nil)))
-    func aParentAllowingConnectTo443OnlyIsServedByName() throws {
-        let origin = try TestOrigin()
+    func aParentAllowingConnectTo443OnlyIsServedByName() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try Self.service(origin: origin)
+        let service = try await Self.service(origin: origin)
         defer { service.stop() }
         let squid = try Squid(hosts: "127.0.0.1 origin.test", connectOnly443: true)
         defer { squid.stop() }
@@ -278,10 +278,10 @@ struct ParentProxyTests {
     }
 
     @Test(.enabled(if: ExternalTool.shouldRun("squid (apt-get install squid)", present: Self.squidPath != nil)))
-    func aDeadParentFailsOrIsBypassedAsConfigured() throws {
-        let origin = try TestOrigin()
+    func aDeadParentFailsOrIsBypassedAsConfigured() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try Self.service(origin: origin)
+        let service = try await Self.service(origin: origin)
         defer { service.stop() }
         let squid = try Squid()
         let parent = "http://127.0.0.1:\(squid.port)"

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// Under pressure the proxy slows down, never spins or refuses: descriptor exhaustion, deep
 /// pipelining, and many connections from the sidecar's own app. Each test measures the symptom
@@ -11,10 +12,10 @@ struct PressureTests {
 
     // MARK: descriptor exhaustion
 
-    @Test func descriptorExhaustionPausesAcceptInsteadOfSpinning() throws {
-        let origin = try TestOrigin()
+    @Test func descriptorExhaustionPausesAcceptInsteadOfSpinning() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let echo = try TCPEchoServer()
+        let echo = try await TCPEchoServer.start()
         defer { echo.stop() }
         // A hard limit of 64 descriptors (the proxy cannot raise it) and a connection limit well
         // above what they allow, so accept() itself fails with EMFILE.
@@ -98,8 +99,8 @@ struct PressureTests {
     // MARK: pipelining
 
     @Test(arguments: [(100, 0), (100, 4096), (2000, 0), (2000, 4096)])
-    func everyPipelinedRequestIsAnsweredInOrderWithBoundedMemory(count: Int, bodySize: Int) throws {
-        let origin = try TestOrigin()
+    func everyPipelinedRequestIsAnsweredInOrderWithBoundedMemory(count: Int, bodySize: Int) async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -115,10 +116,8 @@ struct PressureTests {
         }.joined()
         // Sent from another thread: the proxy stops reading while its queue is full, so a large
         // batch only goes out as responses are read.
-        let sender = NetworkNamespace.LockedResult<Void>()
         let box = ClientBox(client)
-        let thread = Thread { sender.set(Result { try box.client.send(requests) }) }
-        thread.start()
+        let sender = Task { try await OneThreadExecutor.run(name: "pipeline-sender") { try box.client.send(requests) } }
         var peakRSS = rssBefore
         for index in 0..<count {
             let response = try client.readResponse()
@@ -128,7 +127,7 @@ struct PressureTests {
             }
             if index % 100 == 0 { peakRSS = max(peakRSS, try ProcStat.rssKiB(pid: proxy.pid)) }
         }
-        #expect(try sender.wait().get() == (), "sending failed")
+        #expect(try await sender.value == (), "sending failed")
         peakRSS = max(peakRSS, try ProcStat.rssKiB(pid: proxy.pid))
         let growth = peakRSS - rssBefore
         print("pipelining \(count) × \(bodySize) B: RSS \(rssBefore) KiB → peak \(peakRSS) KiB (+\(growth) KiB)")
@@ -139,10 +138,10 @@ struct PressureTests {
         #expect(try client.readResponse().bodyText == "hello")
     }
 
-    @Test func bytesHeldBackBehindPipelinedRequestsReachATunnelInOrder() throws {
-        let origin = try TestOrigin()
+    @Test func bytesHeldBackBehindPipelinedRequestsReachATunnelInOrder() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let echo = try TCPEchoServer()
+        let echo = try await TCPEchoServer.start()
         defer { echo.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback + ["--connect-ports", "\(echo.port)"])
         defer { proxy.stop() }
@@ -163,8 +162,8 @@ struct PressureTests {
 
     // MARK: the sidecar's own app
 
-    @Test func loopbackClientsAreNotHeldToThePerClientLimit() throws {
-        let origin = try TestOrigin()
+    @Test func loopbackClientsAreNotHeldToThePerClientLimit() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(Self.allowLoopback)
         defer { proxy.stop() }
@@ -183,7 +182,7 @@ struct PressureTests {
     }
 
     @Test(.enabled(if: NetworkNamespace.available, "needs root, ip (iproute2) and permission to add a network namespace"))
-    func aNonLoopbackClientGets503AtItsConnectionPastThePerClientLimit() throws {
+    func aNonLoopbackClientGets503AtItsConnectionPastThePerClientLimit() async throws {
         // One namespace; 192.0.2.1 (TEST-NET-1) on its loopback interface. A connection from the
         // namespace to that address has it as its source: a client that is not loopback.
         let namespace = try NetworkNamespace(name: "hp-limit-\(getpid())")
@@ -202,14 +201,14 @@ struct PressureTests {
             let json = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
             return try #require(json?["access"] as? [String: Any], "no access section: \(stats.stdout)")
         }
-        let held = try namespace.enter {
+        let held = try await namespace.enter {
             ClientsBox(clients: try (0..<256).map { _ in try RawClient(host: "192.0.2.1", port: port) })
         }
         defer { for client in held.clients { client.close() } }
         // All 256 are admitted before the next one connects.
         let admitted = try AccessControlTests.eventually { try access()["openConnections"] as? Int == 256 }
         #expect(admitted, "\((try? access()) ?? [:])")
-        let refused = try namespace.enter {
+        let refused = try await namespace.enter {
             let extra = try RawClient(host: "192.0.2.1", port: port)
             defer { extra.close() }
             // The refusal waits for the first byte, to answer in the client's protocol (HTTP here).

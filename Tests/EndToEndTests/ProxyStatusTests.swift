@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import RawStructuredFieldValues
 import Testing
+import TestSupport
 
 /// RFC 9209 `Proxy-Status` on every answer the proxy gives itself, next to `X-Proxy-Error`, parsed
 /// with a real RFC 8941 parser: the error type says what failed, `details` says why.
@@ -48,8 +48,8 @@ struct ProxyStatusTests {
         #expect(status.details?.contains("connection refused") == true, "\(status)")
     }
 
-    @Test func aDeniedDestinationIsDestinationIPProhibited() throws {
-        let origin = try TestOrigin()
+    @Test func aDeniedDestinationIsDestinationIPProhibited() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch()
         defer { proxy.stop() }
@@ -60,8 +60,8 @@ struct ProxyStatusTests {
         #expect(origin.requests().isEmpty)
     }
 
-    @Test func anUnknownNameIsDNSErrorSaidOnce() throws {
-        let service = try FakeHTTPDNSService()
+    @Test func anUnknownNameIsDNSErrorSaidOnce() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.setNXDOMAIN("missing.test")
         let proxy = try ProxyProcess.launch(
@@ -75,7 +75,7 @@ struct ProxyStatusTests {
         #expect(status.details?.components(separatedBy: "cannot resolve").count == 2, "\(status)")
     }
 
-    @Test func requestErrorsAndLoopsHaveTheirOwnTypes() throws {
+    @Test func requestErrorsAndLoopsHaveTheirOwnTypes() async throws {
         let proxy = try ProxyProcess.launch(AccessControlTests.allowLoopback)
         defer { proxy.stop() }
         // Bytes that are no request: 400, http_request_error.
@@ -86,7 +86,7 @@ struct ProxyStatusTests {
         #expect(try Self.parse(malformed.header("proxy-status")).error == "http_request_error")
         // A request that already passed through this proxy (its own Via, as the origin saw it):
         // 508, proxy_loop_detected.
-        let origin = try TestOrigin()
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         #expect(try Curl.fetch(origin.url("/hello"), proxy: proxy.proxyURL).status == 200)
         let via = try #require(origin.requests().last?.headers["via"].first)

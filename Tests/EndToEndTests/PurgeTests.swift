@@ -1,15 +1,15 @@
 import Foundation
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// Purge means "stop using that address": after `DELETE /cache?host=H` the next request to H asks
 /// the resolver again and dials a new upstream connection instead of riding the pooled one.
 @Suite("Purge", .onBlockingThreads, .timeLimit(.minutes(2)))
 struct PurgeTests {
-    @Test func purgingAHostForgetsItsAnswerAndItsPooledConnection() throws {
-        let origin = try TestOrigin()
+    @Test func purgingAHostForgetsItsAnswerAndItsPooledConnection() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         // One event loop: every client connection shares one upstream pool.
@@ -36,8 +36,8 @@ struct PurgeTests {
     }
 
     /// Without an HTTPDNS cache (`--provider system`) purging everything still retires the pool.
-    @Test func purgingEverythingRetiresEveryPooledConnection() throws {
-        let origin = try TestOrigin()
+    @Test func purgingEverythingRetiresEveryPooledConnection() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let proxy = try ProxyProcess.launch(["--allow-destination", "127.0.0.0/8", "--ip-family", "ipv4", "--threads", "1"])
         defer { proxy.stop() }

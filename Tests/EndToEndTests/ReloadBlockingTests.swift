@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// A reload reads files (YAML, htpasswd, static lists). When one is slow to read (NFS, a FIFO),
 /// the reload waits on a thread of its own; the event loops, which the admin listener shares with
@@ -8,8 +9,8 @@ import Testing
 /// connection while a `POST /reload` is blocked reading the configuration file for 2 s.
 @Suite("Reload off the event loops", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct ReloadBlockingTests {
-    @Test func aReloadBlockedOnItsFileDelaysNoRequest() throws {
-        let origin = try TestOrigin()
+    @Test func aReloadBlockedOnItsFileDelaysNoRequest() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reload-fifo-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// SIGHUP and `POST /reload`: the configuration file and environment are read again and applied
 /// to new requests; open connections and tunnels carry on; an invalid file changes nothing.
@@ -30,10 +30,10 @@ struct ReloadTests {
         }
     }
 
-    @Test func newConnectionsFollowTheFileOpenOnesCarryOn() throws {
-        let origin = try TestOrigin()
+    @Test func newConnectionsFollowTheFileOpenOnesCarryOn() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let echo = try TCPEchoServer()
+        let echo = try await TCPEchoServer.start()
         defer { echo.stop() }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("reload-\(UUID().uuidString).yaml").path
         defer { unlink(file) }
@@ -82,8 +82,8 @@ struct ReloadTests {
         #expect(metrics["httpdns_proxy_config_reloads_total{result=\"ok\"}"] == 1)
     }
 
-    @Test func anInvalidFileChangesNothingAndSIGHUPReloadsToo() throws {
-        let origin = try TestOrigin()
+    @Test func anInvalidFileChangesNothingAndSIGHUPReloadsToo() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("reload-\(UUID().uuidString).yaml").path
         defer { unlink(file) }
@@ -126,12 +126,12 @@ struct ReloadTests {
         #expect(metrics["httpdns_proxy_config_reloads_total{result=\"ok\"}"] == 2)
     }
 
-    @Test func resolverSettingsChangeUnderAKeptCache() throws {
-        let origin = try TestOrigin()
+    @Test func resolverSettingsChangeUnderAKeptCache() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let first = try FakeHTTPDNSService()
+        let first = try await FakeHTTPDNSService.start()
         defer { first.stop() }
-        let second = try FakeHTTPDNSService()
+        let second = try await FakeHTTPDNSService.start()
         defer { second.stop() }
         first.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         second.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))

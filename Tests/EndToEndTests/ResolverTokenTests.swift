@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// `--resolver-token`: a pod proxy's doh/json provider sending the node tier's `--doh-token`. The
 /// node asks one fake vendor (192.0.2.10); the pods' fallback provider is a second fake vendor
@@ -12,10 +12,10 @@ struct ResolverTokenTests {
     static let wrongToken = "wrong-T0ken-0b2e"
     static let name = "www.example.test"
 
-    static func vendors() throws -> (node: FakeHTTPDNSService, direct: FakeHTTPDNSService) {
-        let node = try FakeHTTPDNSService()
+    static func vendors() async throws -> (node: FakeHTTPDNSService, direct: FakeHTTPDNSService) {
+        let node = try await FakeHTTPDNSService.start()
         node.set(name, .init(ipv4: ["192.0.2.10"], ttl: 300))
-        let direct = try FakeHTTPDNSService()
+        let direct = try await FakeHTTPDNSService.start()
         direct.set(name, .init(ipv4: ["192.0.2.99"], ttl: 300))
         return (node, direct)
     }
@@ -31,8 +31,8 @@ struct ResolverTokenTests {
         service.requests().filter { $0.headers.contains { $0.0.lowercased() == "authorization" } }.count
     }
 
-    @Test func resolveWithTheRightTokenTheWrongOneAndNone() throws {
-        let (vendor, direct) = try Self.vendors()
+    @Test func resolveWithTheRightTokenTheWrongOneAndNone() async throws {
+        let (vendor, direct) = try await Self.vendors()
         defer { vendor.stop(); direct.stop() }
         let (node, port) = try DoHListenerTests.launchNode(vendor, extra: ["--doh-token", Self.token])
         defer { node.stop() }
@@ -74,9 +74,9 @@ struct ResolverTokenTests {
         Self.assertNoToken([right.stderr, right.stdout, json.stderr, wrong.stderr, fallback.stderr, fallback.stdout, node.stderrText(), node.stdoutText()])
     }
 
-    @Test func podProxiesServeWithTheRightTokenAndFallBackWithAWrongOne() throws {
+    @Test func podProxiesServeWithTheRightTokenAndFallBackWithAWrongOne() async throws {
         guard ExternalTool.shouldRun("dig (dnsutils)", present: DNSListenerTests.dig != nil) else { return }
-        let (vendor, direct) = try Self.vendors()
+        let (vendor, direct) = try await Self.vendors()
         defer { vendor.stop(); direct.stop() }
         let (node, port) = try DoHListenerTests.launchNode(vendor, extra: ["--doh-token", Self.token])
         defer { node.stop() }

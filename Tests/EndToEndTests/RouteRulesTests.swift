@@ -1,6 +1,6 @@
 import Foundation
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// `--route` through the binary: the first matching rule decides for HTTP, CONNECT and SOCKS
 /// alike, before anything is resolved; a denied destination gets 403 (SOCKS: "not allowed") naming
@@ -9,10 +9,10 @@ import Testing
 struct RouteRulesTests {
     static let rules = ["--route", "api.corp.test=direct", "--route", ".corp.test=deny", "--route", "127.0.0.0/8=deny"]
 
-    @Test func denyAndDirectByTheFirstMatchingRule() throws {
-        let origin = try TestOrigin()
+    @Test func denyAndDirectByTheFirstMatchingRule() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         for name in ["api.corp.test", "www.corp.test", "origin.test"] {
             service.set(name, .init(ipv4: ["127.0.0.1"], ttl: 300))

@@ -1,6 +1,6 @@
 import Foundation
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// Real SOCKS clients other than curl on the proxy's own (mixed) port, each asking for a name that
 /// only the fake HTTPDNS service knows (`--system-fallback false`): Python's requests with
@@ -8,17 +8,17 @@ import Testing
 /// maps every name to "not found".
 @Suite("SOCKS clients", .onBlockingThreads, .timeLimit(.minutes(3)))
 struct SOCKSClientsTests {
-    static func fixture() throws -> (TestOrigin, FakeHTTPDNSService, ProxyProcess) {
-        let origin = try TestOrigin()
-        let service = try FakeHTTPDNSService()
+    static func fixture() async throws -> (TestOrigin, FakeHTTPDNSService, ProxyProcess) {
+        let origin = try await TestOrigin.start()
+        let service = try await FakeHTTPDNSService.start()
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let proxy = try HTTPDNSResolutionTests.launchOnService(service, ["--connect-ports", String(origin.port)])
         return (origin, service, proxy)
     }
 
     @Test(.enabled(if: ExternalTool.shouldRun("python3 requests with PySocks (pip install requests PySocks)", present: ExternalTool.hasPythonSOCKS)))
-    func pythonRequestsWithSocks5h() throws {
-        let (origin, service, proxy) = try Self.fixture()
+    func pythonRequestsWithSocks5h() async throws {
+        let (origin, service, proxy) = try await Self.fixture()
         defer { proxy.stop(); service.stop(); origin.stop() }
         let python = try #require(ChildEnvironment.which("python3"))
         let script = """
@@ -36,8 +36,8 @@ struct SOCKSClientsTests {
     }
 
     @Test(.enabled(if: ExternalTool.shouldRun("chromium (apt-get install chromium)", present: ExternalTool.chromium != nil)))
-    func headlessChromiumWithASocks5Proxy() throws {
-        let (origin, service, proxy) = try Self.fixture()
+    func headlessChromiumWithASocks5Proxy() async throws {
+        let (origin, service, proxy) = try await Self.fixture()
         defer { proxy.stop(); service.stop(); origin.stop() }
         let dom = try HeadlessChromium.dumpDOM("http://origin.test:\(origin.port)/hello", proxy: "socks5://127.0.0.1:\(proxy.port)")
         #expect(dom.contains("hello"), "\(dom.prefix(500))")

@@ -1,6 +1,6 @@
 import Foundation
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// `--socks-listen` through the real binary and a real client (curl): SOCKS5 with the name handed
 /// to the proxy (`socks5h://`) and SOCKS4a reach the address the fake HTTPDNS service gives for a
@@ -19,10 +19,10 @@ struct SOCKSListenerTests {
         return (proxy, port)
     }
 
-    @Test func socks5hAndSocks4aReachTheHTTPDNSAddress() throws {
-        let origin = try TestOrigin()
+    @Test func socks5hAndSocks4aReachTheHTTPDNSAddress() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let (proxy, port) = try Self.launch(service, ["--connect-ports", String(origin.port)])
@@ -41,10 +41,10 @@ struct SOCKSListenerTests {
         #expect(service.queryCount(for: "origin.test") == 1, "the second tunnel is answered from the cache")
     }
 
-    @Test func credentialsAreRequiredWithProxyAuthAndSocks4IsRefused() throws {
-        let origin = try TestOrigin()
+    @Test func credentialsAreRequiredWithProxyAuthAndSocks4IsRefused() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let (proxy, port) = try Self.launch(service, ["--connect-ports", String(origin.port), "--proxy-auth", "alice:s3cret-pw"])
@@ -62,10 +62,10 @@ struct SOCKSListenerTests {
         #expect(!proxy.stderrText().contains("s3cret-pw") && !proxy.stdoutText().contains("wrong"), "no password in the logs")
     }
 
-    @Test func refusalsSayWhatHappenedInSOCKSReplies() throws {
-        let origin = try TestOrigin()
+    @Test func refusalsSayWhatHappenedInSOCKSReplies() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let (proxy, port) = try Self.launch(service, [])  // connect-ports: 443 only
@@ -84,10 +84,10 @@ struct SOCKSListenerTests {
 
     /// Byte level, through the binary: what the client reads back for bad input, and that nothing
     /// was dialed (the origin saw no request; the fake service no query).
-    @Test func badInputIsRefusedByteForByteAndNothingIsDialed() throws {
-        let origin = try TestOrigin()
+    @Test func badInputIsRefusedByteForByteAndNothingIsDialed() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let (proxy, port) = try Self.launch(service, ["--connect-ports", String(origin.port)])
@@ -117,10 +117,10 @@ struct SOCKSListenerTests {
     /// the kernel while the proxy dials, and are relayed once the tunnel is up. The username and
     /// password reply (sent after the request was read, reading paused) is what tells the client
     /// the request has been taken in.
-    @Test func bytesInALaterPacketAreRelayedOnceTheTunnelIsUp() throws {
-        let echo = try TCPEchoServer()
+    @Test func bytesInALaterPacketAreRelayedOnceTheTunnelIsUp() async throws {
+        let echo = try await TCPEchoServer.start()
         defer { echo.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         let (proxy, port) = try Self.launch(service, ["--connect-ports", String(echo.port), "--proxy-auth", "alice:s3cret-pw"])
         defer { proxy.stop() }
@@ -138,8 +138,8 @@ struct SOCKSListenerTests {
         #expect(String(decoding: try client.read(exactly: 21), as: UTF8.self) == "ping before the reply")
     }
 
-    @Test func aClientOutsideAllowClientIsRefusedInSOCKS() throws {
-        let service = try FakeHTTPDNSService()
+    @Test func aClientOutsideAllowClientIsRefusedInSOCKS() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         let (proxy, port) = try Self.launch(service, ["--allow-client", "10.0.0.0/8"])
         defer { proxy.stop() }
@@ -153,8 +153,8 @@ struct SOCKSListenerTests {
 
     /// A client that opens the connection and stops mid-handshake is closed at `--header-timeout`
     /// (the proxy's timer: the test only waits for the close).
-    @Test func aStalledHandshakeIsClosedAtTheHeaderTimeout() throws {
-        let service = try FakeHTTPDNSService()
+    @Test func aStalledHandshakeIsClosedAtTheHeaderTimeout() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         let (proxy, port) = try Self.launch(service, ["--header-timeout", "300ms"])
         defer { proxy.stop() }

@@ -1,7 +1,6 @@
 import Foundation
-import HTTPDNSTestSupport
-import TLSTestSupport
 import Testing
+import TestSupport
 
 /// `--socks-sniff`: a SOCKS client that resolved the name itself, through a local DNS that lies
 /// (curl `--socks5` with `--resolve origin.test:PORT:127.0.0.3`, where nothing listens), still
@@ -15,10 +14,10 @@ struct SOCKSSniffTests {
         try HTTPDNSResolutionTests.launchOnService(service, extra)
     }
 
-    @Test func anHTTPClientToAHijackedAddressReachesTheHTTPDNSAddressByItsHost() throws {
-        let origin = try TestOrigin()
+    @Test func anHTTPClientToAHijackedAddressReachesTheHTTPDNSAddressByItsHost() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let url = "http://origin.test:\(origin.port)/hello"
@@ -48,7 +47,7 @@ struct SOCKSSniffTests {
         let caFile = try ca.writeCAFile()
         let leaf = try ca.issueLeaf(dnsNames: ["origin.test"])
         let origin = try await TLSTestOrigin.start(certificatePEM: leaf.certificatePEM, privateKeyPEM: leaf.privateKeyPEM)
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let proxy = try Self.launch(service, ["--connect-ports", String(origin.port), "--socks-sniff", "true"])
@@ -76,7 +75,7 @@ struct SOCKSSniffTests {
     /// connection, not for time to pass).
     @Test func aSilentClientIsDialedAsGivenAtThePeekTimeout() async throws {
         let server = try await SilentTCPServer.start()
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         let proxy = try Self.launch(service, ["--connect-ports", String(server.port), "--socks-sniff", "true", "--transparent-peek-timeout", "200ms"])
         defer { proxy.stop() }
@@ -92,10 +91,10 @@ struct SOCKSSniffTests {
     }
 
     /// Bytes that are neither TLS nor HTTP name nothing: dialed as given at once, and relayed.
-    @Test func bytesThatNameNothingGoToTheAddressAsGiven() throws {
-        let echo = try TCPEchoServer()
+    @Test func bytesThatNameNothingGoToTheAddressAsGiven() async throws {
+        let echo = try await TCPEchoServer.start()
         defer { echo.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         let proxy = try Self.launch(service, ["--connect-ports", String(echo.port), "--socks-sniff", "true"])
         defer { proxy.stop() }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// Provider `static` with a list file an operator edits: a missing file stops the start (exit 64,
 /// naming it), a skipped entry is reported with its file, line and reason, and SIGHUP and
@@ -24,8 +25,8 @@ struct StaticListFileTests {
         #expect(!result.stderr.contains("previous list"), "\(result.stderr)")
     }
 
-    @Test func badLinesAreReportedAndReloadsReadTheFileAgain() throws {
-        let origin = try TestOrigin()
+    @Test func badLinesAreReportedAndReloadsReadTheFileAgain() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-list-\(UUID().uuidString).json").path
         defer { unlink(file) }

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Checks the test support code itself (no proxy involved): curl and RawClient straight to the
 /// in-process servers, and ProxyProcess against a tiny shell-script stand-in.
 @Suite("Support self-tests", .onBlockingThreads, .timeLimit(.minutes(1)))
 struct SupportSelfTests {
-    @Test func helloDirect() throws {
-        let origin = try TestOrigin()
+    @Test func helloDirect() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let response = try Curl.fetch(origin.url("/hello"), proxy: nil)
         #expect(response.exitCode == 0, "\(response.stderr)")
@@ -19,8 +20,8 @@ struct SupportSelfTests {
     }
 
     @Test(arguments: [false, true])
-    func bytesDirect(chunked: Bool) throws {
-        let origin = try TestOrigin()
+    func bytesDirect(chunked: Bool) async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let size = 1 << 20
         let response = try Curl.fetch(origin.url("/bytes/\(size)" + (chunked ? "?chunked=1" : "")), proxy: nil)
@@ -30,8 +31,8 @@ struct SupportSelfTests {
         #expect(TestOrigin.fnv(of: response.body) == TestOrigin.patternFNV(count: size))
     }
 
-    @Test func digestDirect() throws {
-        let origin = try TestOrigin()
+    @Test func digestDirect() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let body = Data(BytePattern.bytes(count: 1 << 20, offset: 7))
         let response = try Curl.fetch(
@@ -41,8 +42,8 @@ struct SupportSelfTests {
             bytes: body.count, fnv: TestOrigin.fnv(of: body), transferEncoding: "chunked", contentLength: "none"))
     }
 
-    @Test func expectContinueDirect() throws {
-        let origin = try TestOrigin()
+    @Test func expectContinueDirect() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let body = Data(BytePattern.bytes(count: 10_000))
         let response = try Curl.fetch(
@@ -53,8 +54,8 @@ struct SupportSelfTests {
         #expect(digest.bytes == body.count && digest.fnv == TestOrigin.fnv(of: body) && digest.contentLength == "10000")
     }
 
-    @Test func rawClientPipeliningAndKeepAlive() throws {
-        let origin = try TestOrigin()
+    @Test func rawClientPipeliningAndKeepAlive() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let client = try RawClient(port: origin.port)
         let host = "Host: \(origin.authority)\r\n"
@@ -72,8 +73,8 @@ struct SupportSelfTests {
         #expect(origin.connectionCount == 1)
     }
 
-    @Test func closeDelimitedAndReset() throws {
-        let origin = try TestOrigin()
+    @Test func closeDelimitedAndReset() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let client = try RawClient(port: origin.port)
         try client.send("GET /close-delimited/300000 HTTP/1.1\r\nHost: \(origin.authority)\r\n\r\n")
@@ -87,8 +88,8 @@ struct SupportSelfTests {
         #expect(try reset.readToEOF().isEmpty)
     }
 
-    @Test func upgradeEchoDirect() throws {
-        let origin = try TestOrigin()
+    @Test func upgradeEchoDirect() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let client = try RawClient(port: origin.port)
         try client.send("GET /upgrade HTTP/1.1\r\nHost: \(origin.authority)\r\nUpgrade: echo\r\nConnection: upgrade\r\n\r\n")
@@ -101,16 +102,16 @@ struct SupportSelfTests {
         #expect(try client.read(exactly: 6) == Array("second".utf8))
     }
 
-    @Test func slowNeverAnswers() throws {
-        let origin = try TestOrigin()
+    @Test func slowNeverAnswers() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         let client = try RawClient(port: origin.port, timeout: .milliseconds(300))
         try client.send("GET /slow HTTP/1.1\r\nHost: \(origin.authority)\r\n\r\n")
         #expect(throws: RawClient.Failure.self) { try client.readHead() }
     }
 
-    @Test func echoServerHalfClose() throws {
-        let echo = try TCPEchoServer()
+    @Test func echoServerHalfClose() async throws {
+        let echo = try await TCPEchoServer.start()
         defer { echo.stop() }
         let client = try RawClient(port: echo.port)
         try client.send("abc")
@@ -118,27 +119,27 @@ struct SupportSelfTests {
         try client.send("def")
         client.shutdownWrite()
         #expect(try client.readToEOF() == Array("def".utf8))
-        #expect(echo.waitForInputClosed(count: 1))
+        #expect(await echo.waitForInputClosed(count: 1))
         #expect(echo.connectionCount == 1)
     }
 
     @Test(.enabled(if: Loopback.ipv6Available, "::1 cannot be bound on this host"))
-    func ipv6Servers() throws {
-        let echo = try TCPEchoServer(host: "::1")
+    func ipv6Servers() async throws {
+        let echo = try await TCPEchoServer.start(host: "::1")
         defer { echo.stop() }
         let client = try RawClient(host: "::1", port: echo.port)
         try client.send("v6")
         #expect(try client.read(exactly: 2) == Array("v6".utf8))
-        let origin = try TestOrigin(host: "::1")
+        let origin = try await TestOrigin.start(host: "::1")
         defer { origin.stop() }
         let response = try Curl.fetch(origin.url("/hello"), proxy: nil, extra: ["-g"])
         #expect(response.bodyText == "hello")
     }
 
-    @Test func unusedPortIsRefused() throws {
+    @Test func unusedPortIsRefused() async throws {
         let port = try Loopback.unusedPort(host: Loopback.deadHost)
         #expect(RawClient.connectionIsRejected(host: Loopback.deadHost, port: port))
-        let origin = try TestOrigin()
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
         #expect(!RawClient.connectionIsRejected(port: origin.port))
     }
@@ -177,6 +178,55 @@ struct SupportSelfTests {
         let error = #expect(throws: ProxyProcess.Failure.self) { try proxy.start() }
         #expect(error?.description.contains("status 3") == true)
         #expect(error?.description.contains("bad flag --nope") == true)
+    }
+
+    /// `Guarded.first(within:)`: a value already there is returned at once; a change made after the
+    /// waiter checked wakes it (whichever comes first, the check or the change); a deadline already
+    /// passed returns nil without suspending.
+    @Test func guardedFirstWakesOnAChangeAndHonoursItsDeadline() async throws {
+        let box = Guarded(0)
+        #expect(await box.first(within: .seconds(10)) { $0 == 0 ? "now" : nil } == "now")
+        async let seen = box.first(within: .seconds(30)) { $0 >= 3 ? $0 : nil }
+        for _ in 0..<3 { box.withLock { $0 += 1 } }
+        #expect(await seen == 3)
+        #expect(await box.first(within: .zero) { $0 == 99 ? true : nil } == nil)
+    }
+
+    /// `shutdown()` returns once the listener is closed: a connection right after it is refused,
+    /// where `stop()` (for `defer`) only starts the close.
+    @Test func aServerShutDownRefusesConnections() async throws {
+        let origin = try await TestOrigin.start()
+        let echo = try await TCPEchoServer.start()
+        let service = try await FakeHTTPDNSService.start()
+        let dns = try await FakeDNSUpstream.start()
+        let wire = try await WireOrigin.start()
+        for port in [origin.port, echo.port, service.port, dns.port, wire.port] {
+            let client = try RawClient(port: port)
+            client.close()
+        }
+        await origin.shutdown()
+        await echo.shutdown()
+        await service.shutdown()
+        await dns.shutdown()
+        await wire.shutdown()
+        for port in [origin.port, echo.port, service.port, dns.port, wire.port] {
+            #expect(throws: (any Error).self, "port \(port) still accepts") { try RawClient(port: port).close() }
+        }
+    }
+
+    /// `OneThreadExecutor.run`: `prepare` and the body's synchronous stretches run on the one thread
+    /// (what `NetworkNamespace.enter` relies on: setns holds for that thread only).
+    @Test func oneThreadExecutorRunsPrepareAndBodyOnItsThread() async throws {
+        let prepared = Guarded<pthread_t?>(nil)
+        let (before, after) = try await OneThreadExecutor.run(name: "self-test", prepare: {
+            prepared.withLock { $0 = pthread_self() }
+        }) { () async throws -> (pthread_t, pthread_t) in
+            let before = pthread_self()
+            try await Task.sleep(for: .zero)  // a suspension: the body comes back to the same thread
+            return (before, pthread_self())
+        }
+        let thread = try #require(prepared.withLock { $0 })
+        #expect(pthread_equal(thread, before) != 0 && pthread_equal(thread, after) != 0)
     }
 
     /// Written through a descriptor opened with O_CLOEXEC (Foundation's atomic write leaves its

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// `--system-dns-domain`: internal names (under a suffix, or single-label) are resolved by the
 /// system resolver only; the fake HTTPDNS service must never see them, while other names still go
@@ -13,10 +13,10 @@ struct SystemDNSDomainTests {
         service.requests().compactMap { $0.query["name"]?.lowercased() }
     }
 
-    @Test func aSingleLabelNameGoesToTheSystemResolverOnlyOtherNamesToHTTPDNS() throws {
-        let origin = try TestOrigin()
+    @Test func aSingleLabelNameGoesToTheSystemResolverOnlyOtherNamesToHTTPDNS() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         service.set("localhost", .init(ipv4: ["127.0.0.66"], ttl: 300))  // would fail to connect if used
@@ -36,10 +36,10 @@ struct SystemDNSDomainTests {
     }
 
     /// Without the option nothing changes: `localhost` is asked of HTTPDNS first (the fallback test's premise).
-    @Test func withoutTheOptionSingleLabelNamesStillGoToHTTPDNS() throws {
-        let origin = try TestOrigin()
+    @Test func withoutTheOptionSingleLabelNamesStillGoToHTTPDNS() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("localhost", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let proxy = try ProxyProcess.launch(HTTPDNSResolutionTests.jsonProvider(service) + ["--system-fallback", "false", "--ip-family", "ipv4"])
@@ -50,7 +50,7 @@ struct SystemDNSDomainTests {
 
     // Needs root (a private mount namespace) and unshare: skipped, and reported as skipped, otherwise.
     @Test(.enabled(if: ExternalTool.isRoot && ChildEnvironment.which("unshare") != nil, "needs root and unshare"))
-    func namesUnderTheSuffixesNeverReachTheHTTPDNSService() throws {
+    func namesUnderTheSuffixesNeverReachTheHTTPDNSService() async throws {
         let unshare = try #require(ChildEnvironment.which("unshare"))
         let hosts = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-hosts-\(UUID().uuidString)")
         let nsswitch = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-nsswitch-\(UUID().uuidString)")
@@ -66,9 +66,9 @@ struct SystemDNSDomainTests {
             127.0.0.1 db.corp.internal
 
             """.write(to: hosts, atomically: true, encoding: .utf8)
-        let origin = try TestOrigin()
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         service.set("my-svc.my-ns.svc.cluster.local", .init(ipv4: ["127.0.0.66"], ttl: 300))

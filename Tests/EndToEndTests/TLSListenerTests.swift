@@ -1,7 +1,6 @@
 import Foundation
-import HTTPDNSTestSupport
 import Testing
-import TLSTestSupport
+import TestSupport
 
 /// `--tls-listen` through the real binary: curl speaking to the proxy over TLS (`-x https://`,
 /// `--proxy-cacert`) for plain HTTP and for CONNECT, names resolved by the fake HTTPDNS service;
@@ -46,10 +45,10 @@ struct TLSListenerTests {
         return output.split(separator: "\n").first { $0.hasPrefix("subject=") }.map(String.init) ?? "none"
     }
 
-    @Test func curlOverTLSForHTTPAndConnect() throws {
-        let origin = try TestOrigin()
+    @Test func curlOverTLSForHTTPAndConnect() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let certificates = try Certificates()
@@ -77,10 +76,10 @@ struct TLSListenerTests {
 
     /// SOCKS5 inside TLS (the first byte after the handshake decides, as on `listen`), from
     /// Python's ssl module: a CONNECT by name reaches the HTTPDNS address.
-    @Test func socks5InsideTLS() throws {
-        let origin = try TestOrigin()
+    @Test func socks5InsideTLS() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let certificates = try Certificates()
@@ -110,10 +109,10 @@ struct TLSListenerTests {
         #expect(entry.string("ip") == "127.0.0.1")
     }
 
-    @Test func bytesThatAreNotTLSAreRefusedAndNothingIsDialed() throws {
-        let origin = try TestOrigin()
+    @Test func bytesThatAreNotTLSAreRefusedAndNothingIsDialed() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let certificates = try Certificates()
@@ -151,8 +150,8 @@ struct TLSListenerTests {
         #expect(days > 29 && days < 31, "\(days) days")
     }
 
-    @Test func theCertificateFollowsSNIAndSIGHUPReplacesIt() throws {
-        let service = try FakeHTTPDNSService()
+    @Test func theCertificateFollowsSNIAndSIGHUPReplacesIt() async throws {
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         let first = try Certificates(names: ["localhost"], commonName: "first-proxy")
         let second = try first.ca.issueLeaf(dnsNames: ["proxy.corp.test"], commonName: "corp-proxy")
@@ -191,10 +190,10 @@ struct TLSListenerTests {
     /// reports each connection's certificate): a request, the files replaced and SIGHUP sent,
     /// new connections until one presents the renewed certificate, then a second request on the
     /// first connection.
-    @Test func anOpenConnectionOutlivesACertificateSwap() throws {
-        let origin = try TestOrigin()
+    @Test func anOpenConnectionOutlivesACertificateSwap() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let certificates = try Certificates(commonName: "before-renewal")
@@ -247,10 +246,10 @@ struct TLSListenerTests {
 
     /// Without the mixed port (`listen-socks false`) the HTTP handler is there before the
     /// handshake and learns the certificate from its completion event.
-    @Test func aClientCertificateWithoutTheMixedPort() throws {
-        let origin = try TestOrigin()
+    @Test func aClientCertificateWithoutTheMixedPort() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let certificates = try Certificates()
@@ -274,10 +273,10 @@ struct TLSListenerTests {
 
     /// Twenty requests written at once over TLS (past the reader's pipelining hold of 16) are all
     /// answered, in order: the hold is released through the TLS handler.
-    @Test func pipelinedRequestsOverTLSAreAllAnswered() throws {
-        let origin = try TestOrigin()
+    @Test func pipelinedRequestsOverTLSAreAllAnswered() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let certificates = try Certificates()
@@ -303,10 +302,10 @@ struct TLSListenerTests {
         #expect(origin.requests().map(\.uri) == (0..<20).map { "/hello?n=\($0)" })
     }
 
-    @Test func aClientCertificateStandsInForBasicCredentials() throws {
-        let origin = try TestOrigin()
+    @Test func aClientCertificateStandsInForBasicCredentials() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let certificates = try Certificates()
@@ -352,10 +351,10 @@ struct TLSListenerTests {
     }
 
     @Test(.enabled(if: ExternalTool.shouldRun("chromium (apt-get install chromium)", present: ExternalTool.chromium != nil)))
-    func headlessChromiumWithAnHTTPSProxy() throws {
-        let origin = try TestOrigin()
+    func headlessChromiumWithAnHTTPSProxy() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("origin.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         let certificates = try Certificates()

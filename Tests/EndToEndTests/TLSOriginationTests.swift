@@ -1,7 +1,6 @@
 import Foundation
-import HTTPDNSTestSupport
 import Testing
-import TLSTestSupport
+import TestSupport
 
 /// TLS origination through the real binary: absolute-form `https://` requests and `--tls-upgrade`
 /// rules, to loopback TLS origins whose certificates come from a CA generated for the test.
@@ -18,10 +17,10 @@ struct TLSOriginationTests {
         let caFile: String
         let dns: FakeHTTPDNSService
 
-        init() throws {
+        init() async throws {
             ca = try TestCA()
             caFile = try ca.writeCAFile()
-            dns = try FakeHTTPDNSService()
+            dns = try await FakeHTTPDNSService.start()
         }
 
         /// `origin.test` → `ips`, in that order.
@@ -80,7 +79,7 @@ struct TLSOriginationTests {
     // MARK: - Verified origins
 
     @Test func httpsURIIsOriginatedWithSNIAndHostOfTheName() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         defer { fixture.dns.stop() }
         let origin = try await fixture.origin(try fixture.ca.issueLeaf(dnsNames: [Self.name]))
         fixture.answer([origin.host])
@@ -142,7 +141,7 @@ struct TLSOriginationTests {
     // MARK: - Certificate failures
 
     @Test func wrongNameIs502NamingTheProblem() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         defer { fixture.dns.stop() }
         let origin = try await fixture.origin(try fixture.ca.issueLeaf(dnsNames: ["other.test"]))
         fixture.answer([origin.host])
@@ -164,7 +163,7 @@ struct TLSOriginationTests {
     }
 
     @Test func untrustedCAIs502() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         defer { fixture.dns.stop() }
         let origin = try await fixture.origin(try fixture.ca.issueLeaf(dnsNames: [Self.name]))
         fixture.answer([origin.host])
@@ -182,7 +181,7 @@ struct TLSOriginationTests {
     }
 
     @Test func expiredCertificateIs502() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         defer { fixture.dns.stop() }
         let expired = try fixture.ca.issueLeaf(
             dnsNames: [Self.name],
@@ -204,7 +203,7 @@ struct TLSOriginationTests {
     /// 127.0.0.2 presents a certificate for another name; 127.0.0.1 (same port) the right one. The
     /// failed verification counts as 127.0.0.2 failing, and the request is served by 127.0.0.1.
     @Test func certificateFailureOnFirstAddressTriesTheNext() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         defer { fixture.dns.stop() }
         let (good, bad) = try await fixture.originPair(
             try fixture.ca.issueLeaf(dnsNames: [Self.name]), try fixture.ca.issueLeaf(dnsNames: ["other.test"]))
@@ -228,7 +227,7 @@ struct TLSOriginationTests {
     }
 
     @Test func everyAddressFailingIs502WithTheCount() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         defer { fixture.dns.stop() }
         let (first, second) = try await fixture.originPair(
             try fixture.ca.issueLeaf(dnsNames: ["other.test"]), try fixture.ca.issueLeaf(dnsNames: ["other.test"]))
@@ -248,7 +247,7 @@ struct TLSOriginationTests {
     }
 
     @Test func spkiPinsFromTheConfigFile() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         defer { fixture.dns.stop() }
         let leaf = try fixture.ca.issueLeaf(dnsNames: [Self.name])
         let origin = try await fixture.origin(leaf)
@@ -294,7 +293,7 @@ struct TLSOriginationTests {
     /// The sidecar pattern: the client speaks plain HTTP (curl with an http:// URL), the origin only
     /// speaks TLS, and a rule makes the proxy originate TLS for that host and port.
     @Test func tlsUpgradeRuleSendsPlainHTTPRequestsOverTLS() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         defer { fixture.dns.stop() }
         let origin = try await fixture.origin(try fixture.ca.issueLeaf(dnsNames: [Self.name]))
         fixture.answer([origin.host])
@@ -320,7 +319,7 @@ struct TLSOriginationTests {
     }
 
     @Test func secondConnectionResumesTheSession() async throws {
-        let fixture = try Fixture()
+        let fixture = try await Fixture()
         defer { fixture.dns.stop() }
         let origin = try await fixture.origin(try fixture.ca.issueLeaf(dnsNames: [Self.name]))
         fixture.answer([origin.host])

@@ -1,6 +1,6 @@
 import Foundation
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// The real binary with `--provider tencent` against the fake Tencent service on loopback. The
 /// origin's name exists only in the fake service and `--system-fallback false` keeps every query
@@ -14,10 +14,10 @@ struct TencentResolutionTests {
          "--resolver-url", service.endpoint, "--allow-destination", "127.0.0.0/8"]
     }
 
-    @Test func aesHTTPModeResolvesAnOriginOnlyTheServiceKnows() throws {
-        let origin = try TestOrigin()
+    @Test func aesHTTPModeResolvesAnOriginOnlyTheServiceKnows() async throws {
+        let origin = try await TestOrigin.start()
         defer { origin.stop() }
-        let service = try FakeTencentService(account: Self.account)
+        let service = try await FakeTencentService.start(account: Self.account)
         defer { service.stop() }
         service.set("origin.tencent.test", .init(ipv4: ["127.0.0.1"], ttl: 300))
         service.set("other.tencent.test", .init(ipv4: ["127.0.0.2"], ttl: 300))
@@ -53,8 +53,8 @@ struct TencentResolutionTests {
         #expect(!output.contains(Self.account.aesKey), "the key must never be logged")
     }
 
-    @Test func httpsModeThroughTheResolveCommand() throws {
-        let service = try FakeTencentService(account: Self.account)
+    @Test func httpsModeThroughTheResolveCommand() async throws {
+        let service = try await FakeTencentService.start(account: Self.account)
         defer { service.stop() }
         service.set("www.tencent.test", .init(ipv4: ["192.0.2.10"], ipv6: ["2001:db8::10"], ttl: 77))
         let ok = try ResolveRun.run(
@@ -75,8 +75,8 @@ struct TencentResolutionTests {
         #expect(!(refused.stderr + refused.stdout).contains("wrong-E2E-token"))
     }
 
-    @Test func desHTTPModeThroughTheResolveCommand() throws {
-        let service = try FakeTencentService(account: Self.account)
+    @Test func desHTTPModeThroughTheResolveCommand() async throws {
+        let service = try await FakeTencentService.start(account: Self.account)
         defer { service.stop() }
         service.set("des.tencent.test", .init(ipv4: ["192.0.2.20"], ttl: 50))
         let run = try ResolveRun.run(
@@ -93,8 +93,8 @@ struct TencentResolutionTests {
         #expect(service.requests().first?.names == ["des.tencent.test"])
     }
 
-    @Test func missingOrBadSettingsStopTheStartWithAClearMessage() throws {
-        let service = try FakeTencentService(account: Self.account)
+    @Test func missingOrBadSettingsStopTheStartWithAClearMessage() async throws {
+        let service = try await FakeTencentService.start(account: Self.account)
         defer { service.stop() }
         let noToken = try ResolveRun.run(["resolve", "a.tencent.test"] + Self.tencentFlags(service, mode: "https"))
         #expect(noToken.status != 0)

@@ -2,8 +2,8 @@ import NIOCore
 import NIOEmbedded
 import NIOSSL
 import OpenSSLTLS
-import TLSTestSupport
 import Testing
+import TestSupport
 
 /// Records what reaches the top of the client pipeline.
 private final class EventRecorder: ChannelInboundHandler {

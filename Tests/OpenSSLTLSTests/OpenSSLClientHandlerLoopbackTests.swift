@@ -2,8 +2,8 @@ import Foundation
 import NIOCore
 import NIOPosix
 import OpenSSLTLS
-import TLSTestSupport
 import Testing
+import TestSupport
 
 /// A CA, a trusting client context, and helpers to run an origin for one test.
 struct Fixture {

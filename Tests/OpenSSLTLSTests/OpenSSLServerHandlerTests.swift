@@ -2,8 +2,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import OpenSSLTLS
-import TLSTestSupport
 import Testing
+import TestSupport
 
 /// Answers every request read after the handshake with what the server end saw: the SNI, the
 /// client certificate's name, the TLS version (as response fields), and echoes the request line.

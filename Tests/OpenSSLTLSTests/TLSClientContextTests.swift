@@ -1,6 +1,6 @@
 import OpenSSLTLS
-import TLSTestSupport
 import Testing
+import TestSupport
 
 @Suite("TLSClientContext and TLSError")
 struct TLSClientContextTests {

@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import OpenSSLTLS
-import TLSTestSupport
+import TestSupport
 
 /// A raw HTTP/1.1 response, parsed by `ResponseCollector`.
 struct RawHTTPResponse: Sendable {

@@ -57,3 +57,73 @@ extension Trait where Self == OnBlockingThreads {
     /// The suite's tests block threads: they run on threads of their own (`BlockingThreads`).
     static var onBlockingThreads: Self { OnBlockingThreads() }
 }
+
+/// One thread of its own as a task executor: a task preferring it runs every synchronous stretch
+/// there. Made for work that must happen on a particular kind of thread (one that joined a network
+/// namespace: sockets are created in the namespace of the thread that creates them) or that blocks
+/// while the test goes on (a raw sender beside a reading test). `finish()` ends the thread once the
+/// queue is empty.
+final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var finished = false
+
+    /// Starts the thread; `prepare` runs on it first (its error is thrown here, and the thread ends).
+    static func start(name: String, prepare: @escaping @Sendable () throws -> Void = {}) async throws -> OneThreadExecutor {
+        let executor = OneThreadExecutor()
+        try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
+            let thread = Thread {
+                do {
+                    try prepare()
+                } catch {
+                    started.resume(throwing: error)
+                    return
+                }
+                started.resume()
+                executor.work()
+            }
+            thread.name = name
+            thread.start()
+        }
+        return executor
+    }
+
+    /// Runs `body` on a new thread of its own (with `prepare` first) and returns its result.
+    static func run<T: Sendable>(
+        name: String, prepare: @escaping @Sendable () throws -> Void = {}, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let executor = try await start(name: name, prepare: prepare)
+        defer { executor.finish() }
+        return try await withTaskExecutorPreference(executor) { try await body() }
+    }
+
+    private func work() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !finished { condition.wait() }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Lets the thread end once it has run what is queued.
+    func finish() {
+        condition.lock()
+        finished = true
+        condition.signal()
+        condition.unlock()
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// A child process started with posix_spawn, with a clean signal state and only fds 0-2 inherited.
 ///

@@ -70,24 +70,16 @@ final class NetworkNamespace: @unchecked Sendable {
     /// NIO creates the socket on the calling thread, before handing it to an event loop) live in
     /// the namespace. Connections accepted later belong to the listener's namespace, whichever
     /// thread serves them. The thread ends with `body`.
-    func enter<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
-        let result = LockedResult<T>()
+    func enter<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let path = "/run/netns/\(name)"
-        let thread = Thread {
+        return try await OneThreadExecutor.run(name: "netns-\(name)", prepare: {
             let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
-                result.set(.failure(Failure(description: "open \(path): \(String(cString: strerror(errno)))")))
-                return
-            }
+            guard fd >= 0 else { throw Failure(description: "open \(path): \(String(cString: strerror(errno)))") }
             defer { close(fd) }
             guard Self.setns(fd, Self.cloneNewNet) == 0 else {
-                result.set(.failure(Failure(description: "setns \(path): \(String(cString: strerror(errno)))")))
-                return
+                throw Failure(description: "setns \(path): \(String(cString: strerror(errno)))")
             }
-            result.set(Result { try body() })
-        }
-        thread.start()
-        return try result.wait().get()
+        }, body)
     }
 
     /// CLONE_NEWNET (linux/sched.h): only a network namespace is joined.
@@ -100,24 +92,4 @@ final class NetworkNamespace: @unchecked Sendable {
         }
         return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
     }()
-
-    /// A result handed from one thread to another (also used by tests that send on a thread).
-    final class LockedResult<T: Sendable>: @unchecked Sendable {
-        private let condition = NSCondition()
-        private var value: Result<T, any Error>?
-
-        func set(_ value: Result<T, any Error>) {
-            condition.lock()
-            self.value = value
-            condition.broadcast()
-            condition.unlock()
-        }
-
-        func wait() -> Result<T, any Error> {
-            condition.lock()
-            defer { condition.unlock() }
-            while value == nil { condition.wait() }
-            return value!
-        }
-    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// The built `httpdns-proxy` binary, run as a child process for one test.
 ///

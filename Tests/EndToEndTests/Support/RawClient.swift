@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// Blocking TCP client (Glibc sockets) to a loopback host:port, for hand-written HTTP exchanges.
 ///

@@ -1,9 +1,9 @@
 import CurlTransport
 @testable import HTTPDNS
-import HTTPDNSTestSupport
 import Logging
 import NIOConcurrencyHelpers
 import Testing
+import TestSupport
 
 /// Service-IP scheduling: the state machine alone, then the scheduler's loop against the fake v2
 /// service with a manual clock (time moves only when a test says so; tests wait on fetch events).
@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test func startFetchThenPeriodicRefresh() async throws {
-        let service = try FakeAlibabaV2Service(account: "139450")
+        let service = try await FakeAlibabaV2Service.start(account: "139450")
         defer { service.stop() }
         service.setSchedule(.ips(["127.0.0.3", "127.0.0.4"]))
         let transport = CurlTransport()
@@ -134,7 +134,7 @@ import Testing
 
     @Test(arguments: [true, false])
     func ipv6ServiceIPsOnlyWhereThisHostHasIPv6(ipv6: Bool) async throws {
-        let service = try FakeAlibabaV2Service(account: "139450")
+        let service = try await FakeAlibabaV2Service.start(account: "139450")
         defer { service.stop() }
         service.setSchedule(.ips(["127.0.0.3", "2001:db8::3"]))
         let transport = CurlTransport()
@@ -147,7 +147,7 @@ import Testing
     }
 
     @Test func whetherIPv6ServiceIPsAreUsedIsAskedAtEveryFetch() async throws {
-        let service = try FakeAlibabaV2Service(account: "139450")
+        let service = try await FakeAlibabaV2Service.start(account: "139450")
         defer { service.stop() }
         service.setSchedule(.ips(["127.0.0.3", "2001:db8::3"]))
         let transport = CurlTransport()
@@ -165,7 +165,7 @@ import Testing
     }
 
     @Test func failedSchedulingFallsBackToTheBootstrapIPs() async throws {
-        let service = try FakeAlibabaV2Service(account: "139450")
+        let service = try await FakeAlibabaV2Service.start(account: "139450")
         defer { service.stop() }
         service.setSchedule(.fail(status: 500))
         let transport = CurlTransport()
@@ -182,7 +182,7 @@ import Testing
     }
 
     @Test func aFailedRotationFetchesTheScheduleAgain() async throws {
-        let service = try FakeAlibabaV2Service(account: "139450")
+        let service = try await FakeAlibabaV2Service.start(account: "139450")
         defer { service.stop() }
         service.set("a.test", .init(ipv4: ["127.0.0.9"]))
         // Nothing listens on 127.0.0.67 at the service's port.
@@ -206,7 +206,7 @@ import Testing
     }
 
     @Test func networkChangeFetchesTheScheduleAgain() async throws {
-        let service = try FakeAlibabaV2Service(account: "139450")
+        let service = try await FakeAlibabaV2Service.start(account: "139450")
         defer { service.stop() }
         service.setSchedule(.ips(["127.0.0.3"]))
         let transport = CurlTransport()
@@ -226,7 +226,7 @@ import Testing
     }
 
     @Test func disabledServiceIsNotQueriedUntilEnabledAgain() async throws {
-        let service = try FakeAlibabaV2Service(account: "139450")
+        let service = try await FakeAlibabaV2Service.start(account: "139450")
         defer { service.stop() }
         service.setSchedule(.disabled)
         service.set("a.test", .init(ipv4: ["127.0.0.9"]))
@@ -257,7 +257,7 @@ import Testing
     }
 
     @Test func whileDisabledScheduleIsAskedAgainEvenWithThePeriodicRefreshOff() async throws {
-        let service = try FakeAlibabaV2Service(account: "139450")
+        let service = try await FakeAlibabaV2Service.start(account: "139450")
         defer { service.stop() }
         service.setSchedule(.disabled)
         let transport = CurlTransport()

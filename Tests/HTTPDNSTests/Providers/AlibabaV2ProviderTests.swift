@@ -1,9 +1,9 @@
 import CurlTransport
 import Foundation
 @testable import HTTPDNS
-import HTTPDNSTestSupport
 import Logging
 import Testing
+import TestSupport
 
 /// The v2 provider against the fake v2 service (which checks signatures and decrypts like the
 /// real one) over real HTTP on loopback.
@@ -27,8 +27,8 @@ import Testing
         )
     }
 
-    @Test func dumpAndDescriptionsShowNoKeys() throws {
-        let service = try FakeAlibabaV2Service(account: "139450", secretHex: Self.secretHex)
+    @Test func dumpAndDescriptionsShowNoKeys() async throws {
+        let service = try await FakeAlibabaV2Service.start(account: "139450", secretHex: Self.secretHex)
         defer { service.stop() }
         let transport = CurlTransport()
         defer { transport.shutdown() }
@@ -50,7 +50,7 @@ import Testing
     }
 
     @Test func signedPlainQuery() async throws {
-        let service = try FakeAlibabaV2Service(account: "139450", secretHex: Self.secretHex)
+        let service = try await FakeAlibabaV2Service.start(account: "139450", secretHex: Self.secretHex)
         defer { service.stop() }
         service.setNow(Self.now)
         service.set("www.example.test", .init(ipv4: ["127.0.0.5"], ipv6: ["::1"], ttl: 120))
@@ -70,7 +70,7 @@ import Testing
     }
 
     @Test func expiredOrWrongSignaturesAreRefusedWithoutRetrying() async throws {
-        let service = try FakeAlibabaV2Service(account: "139450", secretHex: Self.secretHex)
+        let service = try await FakeAlibabaV2Service.start(account: "139450", secretHex: Self.secretHex)
         defer { service.stop() }
         let transport = CurlTransport()
         defer { transport.shutdown() }
@@ -90,7 +90,7 @@ import Testing
 
     @Test(arguments: [AlibabaHTTPDNSV2.Encryption.cbc, .gcm])
     func encryptedQueryAndAnswer(encryption: AlibabaHTTPDNSV2.Encryption) async throws {
-        let service = try FakeAlibabaV2Service(account: "139450", secretHex: Self.secretHex, aesKeyHex: Self.aesHex)
+        let service = try await FakeAlibabaV2Service.start(account: "139450", secretHex: Self.secretHex, aesKeyHex: Self.aesHex)
         defer { service.stop() }
         service.setNow(Self.now)
         service.set("secret-name.test", .init(ipv4: ["127.0.0.8"], ttl: 30))
@@ -109,7 +109,7 @@ import Testing
     }
 
     @Test func wrongAESKeyIsRefused() async throws {
-        let service = try FakeAlibabaV2Service(account: "139450", secretHex: Self.secretHex, aesKeyHex: Self.aesHex)
+        let service = try await FakeAlibabaV2Service.start(account: "139450", secretHex: Self.secretHex, aesKeyHex: Self.aesHex)
         defer { service.stop() }
         service.setNow(Self.now)
         let transport = CurlTransport()
@@ -119,7 +119,7 @@ import Testing
     }
 
     @Test func batchAndNoIPCode() async throws {
-        let service = try FakeAlibabaV2Service(account: "139450")
+        let service = try await FakeAlibabaV2Service.start(account: "139450")
         defer { service.stop() }
         service.set("a.test", .init(ipv4: ["127.0.0.7"], ttl: 0))
         service.set("b.test", .init(ipv6: ["::1"], ttl: 50))
@@ -146,12 +146,12 @@ import Testing
 
     /// Two fake servers on one port (127.0.0.1 and 127.0.0.2). The port is free on 127.0.0.1 but
     /// may be taken on 127.0.0.2 by another test running in parallel: then another port.
-    static func twoServersOnOnePort() throws -> (FakeAlibabaV2Service, FakeAlibabaV2Service) {
+    static func twoServersOnOnePort() async throws -> (FakeAlibabaV2Service, FakeAlibabaV2Service) {
         var attempt = 0
         while true {
-            let first = try FakeAlibabaV2Service(account: "139450")
+            let first = try await FakeAlibabaV2Service.start(account: "139450")
             do {
-                return (first, try FakeAlibabaV2Service(host: "127.0.0.2", port: first.port, account: "139450"))
+                return (first, try await FakeAlibabaV2Service.start(host: "127.0.0.2", port: first.port, account: "139450"))
             } catch {
                 first.stop()
                 attempt += 1
@@ -162,7 +162,7 @@ import Testing
 
     /// Two fake servers on one port (127.0.0.1 and 127.0.0.2): the first fails with `code`.
     private func firstServerFails(status: Int, code: String) async throws -> (Result<ResolvedAnswer, ResolveFailure>, second: Int) {
-        let (first, second) = try Self.twoServersOnOnePort()
+        let (first, second) = try await Self.twoServersOnOnePort()
         defer { first.stop() }
         defer { second.stop() }
         first.failQueries((status, code))

@@ -1,7 +1,7 @@
 import CurlTransport
 @testable import HTTPDNS
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// `resolver-token`: the doh and json providers send `Authorization: Bearer TOKEN` (a node tier's
 /// `doh-token`), and a service refusing it is an auth failure, not "try the next server".
@@ -30,7 +30,7 @@ import Testing
 
     @Test(arguments: ["json", "doh-get", "doh-post"])
     func theTokenIsSentOnEveryQuery(kind: String) async throws {
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("www.example.test", .init(ipv4: ["127.0.0.10"], ipv6: ["::1"], ttl: 30))
         let transport = CurlTransport()
@@ -47,7 +47,7 @@ import Testing
 
     @Test(arguments: ["json", "doh-get", "doh-post"])
     func withoutATokenNoAuthorizationIsSent(kind: String) async throws {
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("www.example.test", .init(ipv4: ["127.0.0.10"], ttl: 30))
         let transport = CurlTransport()
@@ -59,7 +59,7 @@ import Testing
 
     @Test(arguments: ["json", "doh-get", "doh-post"], [401, 403])
     func aRefusedTokenIsAnAuthFailureAskedOfOneServerOnly(kind: String, status: Int) async throws {
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.setBehaviour(.fail(status: status, body: "unauthorized"))
         let transport = CurlTransport()

@@ -1,7 +1,7 @@
 import CurlTransport
 import HTTPDNS
-import HTTPDNSTestSupport
 import Logging
+import TestSupport
 
 /// A resolver client aimed at a fake service: the URL names `localhost` (so nothing could leave the
 /// machine even if pinning broke) and is pinned to the given loopback addresses. The timeout is a

@@ -1,14 +1,14 @@
 import CurlTransport
 import Foundation
 @testable import HTTPDNS
-import HTTPDNSTestSupport
 import Logging
 import Testing
+import TestSupport
 
 /// Each provider against the in-process fake service over real HTTP (loopback only).
 @Suite struct ProviderTests {
     @Test func alibabaUnsignedSingleAnswer() async throws {
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("www.example.test", .init(ipv4: ["127.0.0.5"], ipv6: ["::1"], ttl: 120))
         let transport = CurlTransport()
@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func alibabaSignedRequestsAreAcceptedAndTheSecretStaysOutOfTheURL() async throws {
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.requireSignature(secret: "s3cr3t-value", now: 1_700_000_000)
         service.set("api.example.test", .init(ipv4: ["127.0.0.6"], ttl: 30))
@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func alibabaWrongSecretIsAnAuthFailureWithoutRetryingOtherServers() async throws {
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.requireSignature(secret: "right", now: 1_700_000_000)
         let transport = CurlTransport()
@@ -82,7 +82,7 @@ import Testing
     }
 
     @Test func alibabaBatch() async throws {
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.set("a.test", .init(ipv4: ["127.0.0.7"], ttl: 40))
         service.set("b.test", .init(ipv4: ["127.0.0.8"], ipv6: ["::1"], ttl: 50))
@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test func dohJSONFollowsCNAMEAndMergesFamilies() async throws {
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.setCNAME("www.example.test", to: "edge.cdn.test")
         service.set("edge.cdn.test", .init(ipv4: ["127.0.0.9"], ipv6: ["::1"], ttl: 45))
@@ -125,7 +125,7 @@ import Testing
     }
 
     @Test func dohJSONNXDOMAINIsDefinitiveWithSOANegativeTTL() async throws {
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.setNXDOMAIN("nope.test")
         let transport = CurlTransport()
@@ -147,7 +147,7 @@ import Testing
 
     @Test(arguments: [DoHWireProvider.Method.get, .post])
     func rfc8484(method: DoHWireProvider.Method) async throws {
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.setCNAME("www.example.test", to: "edge.cdn.test")
         service.set("edge.cdn.test", .init(ipv4: ["127.0.0.10"], ipv6: ["::1"], ttl: 33))
@@ -163,7 +163,7 @@ import Testing
 
     @Test func staticListFromURLAndFile() async throws {
         let json = #"{"service":"t","enable":1,"domainlist":[{"domain":"a.test.com","ips":["127.0.0.11","::1"]}]}"#
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.setStaticList(json)
         let transport = CurlTransport()
@@ -228,9 +228,9 @@ import Testing
         var attempt = 0
         var pair: (FakeHTTPDNSService, FakeHTTPDNSService)?
         while pair == nil {
-            let candidate = try FakeHTTPDNSService(host: "127.0.0.1")
+            let candidate = try await FakeHTTPDNSService.start(host: "127.0.0.1")
             do {
-                pair = (candidate, try FakeHTTPDNSService(host: "127.0.0.3", port: candidate.port))
+                pair = (candidate, try await FakeHTTPDNSService.start(host: "127.0.0.3", port: candidate.port))
             } catch {
                 candidate.stop()
                 attempt += 1
@@ -257,7 +257,7 @@ import Testing
     }
 
     @Test func deadFirstServerIPIsSkipped() async throws {
-        let service = try FakeHTTPDNSService(host: "127.0.0.1")
+        let service = try await FakeHTTPDNSService.start(host: "127.0.0.1")
         defer { service.stop() }
         service.set("www.example.test", .init(ipv4: ["127.0.0.13"], ttl: 60))
         let transport = CurlTransport()
@@ -275,7 +275,7 @@ import Testing
     }
 
     @Test func afterAFailedRotationQueriesFailFastUntilTheProbeInterval() async throws {
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.setBehaviour(.fail(status: 500, body: "{}"))
         let transport = CurlTransport()
@@ -301,7 +301,7 @@ import Testing
     }
 
     @Test func stalledServiceTimesOut() async throws {
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.setBehaviour(.stall)
         let transport = CurlTransport()
@@ -321,7 +321,7 @@ import Testing
     }
 
     @Test func garbageIsMalformedNotACrash() async throws {
-        let service = try FakeHTTPDNSService()
+        let service = try await FakeHTTPDNSService.start()
         defer { service.stop() }
         service.setBehaviour(.garbage)
         let transport = CurlTransport()

@@ -1,7 +1,7 @@
 import CurlTransport
 @testable import HTTPDNS
-import HTTPDNSTestSupport
 import Testing
+import TestSupport
 
 /// The tencent provider against the fake Tencent service over real HTTP (loopback only; the
 /// endpoint is an IP literal, so nothing is looked up).
@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func httpsModeSendsTheTokenAndReadsAClearAnswer() async throws {
-        let service = try FakeTencentService(account: Self.account)
+        let service = try await FakeTencentService.start(account: Self.account)
         defer { service.stop() }
         service.set("www.example.test", .init(ipv4: ["127.0.0.5", "127.0.0.6"], ipv6: ["::1"], ttl: 120))
         let transport = CurlTransport()
@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func aWrongTokenOrIDIsAnAuthFailureNamingTheOptionsNotTheValues() async throws {
-        let service = try FakeTencentService(account: Self.account)
+        let service = try await FakeTencentService.start(account: Self.account)
         defer { service.stop() }
         let transport = CurlTransport()
         defer { transport.shutdown() }
@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func httpModeAESEncryptsTheNameAndDecryptsTheAnswer() async throws {
-        let service = try FakeTencentService(account: Self.account)
+        let service = try await FakeTencentService.start(account: Self.account)
         defer { service.stop() }
         service.set("secret-name.example.test", .init(ipv4: ["127.0.0.7"], ttl: 45))
         let transport = CurlTransport()
@@ -81,7 +81,7 @@ import Testing
             // Reported as skipped (not passed): the test needs what this OpenSSL lacks.
             try Test.cancel("DES needs OpenSSL's legacy provider")
         }
-        let service = try FakeTencentService(account: Self.account)
+        let service = try await FakeTencentService.start(account: Self.account)
         defer { service.stop() }
         service.set("des.example.test", .init(ipv6: ["2001:db8::7"], ttl: 30))
         let transport = CurlTransport()
@@ -94,7 +94,7 @@ import Testing
     }
 
     @Test func anEmptyAnswerIsNoData() async throws {
-        let service = try FakeTencentService(account: Self.account)
+        let service = try await FakeTencentService.start(account: Self.account)
         defer { service.stop() }
         let transport = CurlTransport()
         defer { transport.shutdown() }
@@ -109,7 +109,7 @@ import Testing
     }
 
     @Test func anAnswerThatDoesNotDecryptOrParseIsNotCached() async throws {
-        let service = try FakeTencentService(account: Self.account)
+        let service = try await FakeTencentService.start(account: Self.account)
         defer { service.stop() }
         service.set("a.example.test", .init(ipv4: ["127.0.0.8"]))
         let transport = CurlTransport()
@@ -157,7 +157,7 @@ import Testing
     }
 
     @Test func throttlingAndServerErrorsMoveOnAndOtherStatusesFail() async throws {
-        let service = try FakeTencentService(account: Self.account)
+        let service = try await FakeTencentService.start(account: Self.account)
         defer { service.stop() }
         let transport = CurlTransport()
         defer { transport.shutdown() }
@@ -176,7 +176,7 @@ import Testing
 
     @Test(arguments: [false, true])
     func batchAsksOnceForSeveralNames(encrypted: Bool) async throws {
-        let service = try FakeTencentService(account: Self.account)
+        let service = try await FakeTencentService.start(account: Self.account)
         defer { service.stop() }
         service.set("one.example.test", .init(ipv4: ["127.0.0.1"], ipv6: ["::1"], ttl: 100))
         service.set("two.example.test", .init(ipv4: ["127.0.0.2"], ttl: 200))
@@ -195,7 +195,7 @@ import Testing
     }
 
     @Test func longBatchesAreSplit() async throws {
-        let service = try FakeTencentService(account: Self.account)
+        let service = try await FakeTencentService.start(account: Self.account)
         defer { service.stop() }
         let names = (0..<12).map { "n\($0).example.test" }
         for (index, name) in names.enumerated() { service.set(name, .init(ipv4: ["127.0.1.\(index)"])) }

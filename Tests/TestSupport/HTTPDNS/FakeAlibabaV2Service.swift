@@ -37,22 +37,35 @@ public final class FakeAlibabaV2Service: Sendable {
 
     /// `secretHex`: require signatures made with this hex secret key. `aesKeyHex`: the account's
     /// AES key (needed to answer m=1/m=2).
-    public init(host: String = "127.0.0.1", port: Int = 0, account: String, secretHex: String? = nil, aesKeyHex: String? = nil) throws {
+    public static func start(
+        host: String = "127.0.0.1", port: Int = 0, account: String, secretHex: String? = nil, aesKeyHex: String? = nil
+    ) async throws -> FakeAlibabaV2Service {
         let box = NIOLockedValueBox(State(account: account, secretHex: secretHex, aesKey: aesKeyHex.flatMap(Digest.bytes(fromHex:))))
-        state = box
-        channel = try FakeHTTPServer.start(host: host, port: port) { request in
+        let (channel, bound) = try await FakeHTTPServer.start(host: host, port: port) { request in
             FakeAlibabaV2Service.respond(to: request, state: box)
         }
+        return FakeAlibabaV2Service(host: host, port: bound, channel: channel, state: box)
+    }
+
+    private init(host: String, port: Int, channel: any Channel, state: NIOLockedValueBox<State>) {
         self.host = host
-        self.port = channel.localAddress!.port!
+        self.port = port
+        self.channel = channel
+        self.state = state
     }
 
     deinit {
         channel.close(promise: nil)
     }
 
+    /// Starts closing the listener (for `defer`; `shutdown()` waits).
     public func stop() {
-        try? channel.close().wait()
+        channel.close(promise: nil)
+    }
+
+    /// Closes the listener and returns once it is closed: the service is down.
+    public func shutdown() async {
+        await LoopbackListener.close([channel])
     }
 
     public func set(_ name: String, _ record: Record) {

@@ -54,30 +54,42 @@ public final class FakeHTTPDNSService: Sendable {
         var now: Int = Int(Date().timeIntervalSince1970)
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
     private let channel: any Channel
     public let host: String
     public let port: Int
 
+    private init(host: String, port: Int, channel: any Channel, state: NIOLockedValueBox<State>) {
+        self.host = host
+        self.port = port
+        self.channel = channel
+        self.state = state
+    }
+
     /// Starts the service on `host` (a loopback address) and `port` (0: any free port; a second
     /// service on another loopback address can share the first one's port, for failover tests).
-    public init(host: String = "127.0.0.1", port: Int = 0) throws {
-        let box = state
-        channel = try FakeHTTPServer.start(
+    public static func start(host: String = "127.0.0.1", port: Int = 0) async throws -> FakeHTTPDNSService {
+        let box = NIOLockedValueBox(State())
+        let (channel, bound) = try await FakeHTTPServer.start(
             host: host, port: port,
             onConnection: { box.withLockedValue { state in state.connections += 1 } },
             respond: { FakeHTTPDNSService.respond(to: $0, state: box) }
         )
-        self.host = host
-        self.port = channel.localAddress!.port!
+        return FakeHTTPDNSService(host: host, port: bound, channel: channel, state: box)
     }
 
     deinit {
         channel.close(promise: nil)
     }
 
+    /// Starts closing the listener (for `defer`; `shutdown()` waits).
     public func stop() {
-        try? channel.close().wait()
+        channel.close(promise: nil)
+    }
+
+    /// Closes the listener and returns once it is closed: the service is down.
+    public func shutdown() async {
+        await LoopbackListener.close([channel])
     }
 
     /// `http://HOST:PORT` (IPv6 bracketed).

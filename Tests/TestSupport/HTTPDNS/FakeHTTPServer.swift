@@ -10,9 +10,8 @@ enum FakeHTTPServer {
     /// `onConnection`: told of every accepted connection (fakes that count them).
     static func start(
         host: String, port: Int, onConnection: (@Sendable () -> Void)? = nil, respond: @escaping Respond
-    ) throws -> any Channel {
-        try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+    ) async throws -> (channel: any Channel, port: Int) {
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 onConnection?()
                 return channel.eventLoop.makeCompletedFuture {
@@ -20,8 +19,7 @@ enum FakeHTTPServer {
                     try channel.pipeline.syncOperations.addHandler(ClosureHTTPHandler(respond: respond))
                 }
             }
-            .bind(host: host, port: port)
-            .wait()
+        return try await LoopbackListener.bind(bootstrap, host: host, port: port)
     }
 }
 

@@ -45,25 +45,34 @@ public final class FakeTencentService: Sendable {
         var requests: [SeenRequest] = []
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
     private let channel: any Channel
     public let account: Account
     public let port: Int
 
-    public init(account: Account) throws {
+    private init(account: Account, port: Int, channel: any Channel, state: NIOLockedValueBox<State>) {
         self.account = account
-        let box = state
-        let account = account
-        channel = try FakeHTTPServer.start(host: "127.0.0.1", port: 0) { request in
+        self.port = port
+        self.channel = channel
+        self.state = state
+    }
+
+    public static func start(account: Account) async throws -> FakeTencentService {
+        let box = NIOLockedValueBox(State())
+        let (channel, port) = try await FakeHTTPServer.start(host: "127.0.0.1", port: 0) { request in
             let (status, bytes) = FakeTencentService.respond(to: request.uri, account: account, state: box)
             return (status, "text/plain", bytes)
         }
-        port = channel.localAddress!.port!
+        return FakeTencentService(account: account, port: port, channel: channel, state: box)
     }
 
     deinit { channel.close(promise: nil) }
 
-    public func stop() { try? channel.close().wait() }
+    /// Starts closing the listener (for `defer`; `shutdown()` waits).
+    public func stop() { channel.close(promise: nil) }
+
+    /// Closes the listener and returns once it is closed: the service is down.
+    public func shutdown() async { await LoopbackListener.close([channel]) }
 
     /// The `/d` endpoint, e.g. http://127.0.0.1:PORT/d.
     public var endpoint: String { "http://127.0.0.1:\(port)/d" }

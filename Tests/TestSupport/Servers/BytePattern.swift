@@ -1,16 +1,16 @@
 import Foundation
 
 /// The deterministic body pattern served by `TestOrigin`: byte i is `UInt8(i % 251)`.
-enum BytePattern {
-    static let period = 251
+package enum BytePattern {
+    package static let period = 251
 
     /// One 64 KiB piece plus a full period, so that any piece can be sliced out of it without computation.
-    static let table: [UInt8] = (0..<(65_536 + period)).map { UInt8($0 % period) }
+    package static let table: [UInt8] = (0..<(65_536 + period)).map { UInt8($0 % period) }
 
-    static func byte(at index: Int) -> UInt8 { UInt8(index % period) }
+    package static func byte(at index: Int) -> UInt8 { UInt8(index % period) }
 
     /// `count` pattern bytes starting at absolute offset `offset`.
-    static func bytes(count: Int, offset: Int = 0) -> [UInt8] {
+    package static func bytes(count: Int, offset: Int = 0) -> [UInt8] {
         var result = [UInt8]()
         result.reserveCapacity(count)
         var produced = 0
@@ -24,7 +24,7 @@ enum BytePattern {
     }
 
     /// FNV-1a 64 (hex) of the first `count` pattern bytes.
-    static func fnvHex(count: Int) -> String {
+    package static func fnvHex(count: Int) -> String {
         var hasher = FNV1a64()
         var produced = 0
         table.withUnsafeBytes { raw in
@@ -40,7 +40,7 @@ enum BytePattern {
 
     /// Index of the first byte of `data` that differs from the pattern (starting at absolute `offset`), or nil.
     /// Compares with memcmp, so it is fast even for 50 MiB in a debug build.
-    static func firstMismatch(in data: UnsafeRawBufferPointer, offset: Int = 0) -> Int? {
+    package static func firstMismatch(in data: UnsafeRawBufferPointer, offset: Int = 0) -> Int? {
         var checked = 0
         return table.withUnsafeBytes { raw -> Int? in
             while checked < data.count {
@@ -57,20 +57,20 @@ enum BytePattern {
         }
     }
 
-    static func firstMismatch(in data: Data, offset: Int = 0) -> Int? {
+    package static func firstMismatch(in data: Data, offset: Int = 0) -> Int? {
         data.withUnsafeBytes { firstMismatch(in: $0, offset: offset) }
     }
 
-    static func firstMismatch(in bytes: [UInt8], offset: Int = 0) -> Int? {
+    package static func firstMismatch(in bytes: [UInt8], offset: Int = 0) -> Int? {
         bytes.withUnsafeBytes { firstMismatch(in: $0, offset: offset) }
     }
 
     /// True when `data` is exactly the first `count` pattern bytes.
-    static func matches(_ data: Data, count: Int) -> Bool {
+    package static func matches(_ data: Data, count: Int) -> Bool {
         data.count == count && firstMismatch(in: data) == nil
     }
 
-    static func matches(_ bytes: [UInt8], count: Int) -> Bool {
+    package static func matches(_ bytes: [UInt8], count: Int) -> Bool {
         bytes.count == count && firstMismatch(in: bytes) == nil
     }
 }

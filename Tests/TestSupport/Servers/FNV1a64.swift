@@ -1,14 +1,14 @@
 /// Incremental 64-bit FNV-1a hash, used by `TestOrigin` (/digest) and by tests to compare bodies.
-struct FNV1a64: Sendable, Equatable {
-    static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
-    static let prime: UInt64 = 0x0000_0100_0000_01b3
+package struct FNV1a64: Sendable, Equatable {
+    package static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+    package static let prime: UInt64 = 0x0000_0100_0000_01b3
 
     private(set) var value: UInt64 = FNV1a64.offsetBasis
     private(set) var count: Int = 0
 
-    init() {}
+    package init() {}
 
-    mutating func update(_ buffer: UnsafeRawBufferPointer) {
+    package mutating func update(_ buffer: UnsafeRawBufferPointer) {
         var hash = value
         for byte in buffer {
             hash = (hash ^ UInt64(byte)) &* FNV1a64.prime
@@ -17,7 +17,7 @@ struct FNV1a64: Sendable, Equatable {
         count += buffer.count
     }
 
-    mutating func update(_ bytes: some Sequence<UInt8>) {
+    package mutating func update(_ bytes: some Sequence<UInt8>) {
         var hash = value
         var n = 0
         for byte in bytes {
@@ -29,12 +29,12 @@ struct FNV1a64: Sendable, Equatable {
     }
 
     /// 16 lowercase hex digits, zero padded (the format TestOrigin puts in its /digest JSON).
-    var hex: String {
+    package var hex: String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
-    static func hex<Bytes: Sequence<UInt8>>(of bytes: Bytes) -> String {
+    package static func hex<Bytes: Sequence<UInt8>>(of bytes: Bytes) -> String {
         var hasher = FNV1a64()
         hasher.update(bytes)
         return hasher.hex

@@ -7,16 +7,22 @@ import NIOPosix
 /// listener forwards to: every A question gets `address`, every TXT question the text "upstream",
 /// SRV and MX questions under cluster.local one record each, anything else NXDOMAIN (with an SOA).
 /// Every TTL is 30 s. Counts the questions it saw by name.
-final class FakeDNSUpstream: Sendable {
-    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    let port: Int
+package final class FakeDNSUpstream: Sendable {
+    package let port: Int
     private let udp: any Channel
     private let tcp: any Channel
     private let seen: NIOLockedValueBox<[String]>
 
-    init(address: [UInt8] = [10, 96, 0, 42]) throws {
-        let seen = NIOLockedValueBox<[String]>([])
+    private init(port: Int, udp: any Channel, tcp: any Channel, seen: NIOLockedValueBox<[String]>) {
+        self.port = port
+        self.udp = udp
+        self.tcp = tcp
         self.seen = seen
+    }
+
+    package static func start(address: [UInt8] = [10, 96, 0, 42]) async throws -> FakeDNSUpstream {
+        let group = MultiThreadedEventLoopGroup.singleton
+        let seen = NIOLockedValueBox<[String]>([])
         let answer: @Sendable ([UInt8]) -> [UInt8]? = { bytes in
             guard let query = try? DNSQuery.parse(bytes) else { return nil }
             seen.withLockedValue { $0.append("\(query.name ?? "?")/\(query.type)") }
@@ -39,38 +45,43 @@ final class FakeDNSUpstream: Sendable {
         // UDP on a free port, then TCP on the same number, which another socket of the machine
         // may hold (a client's ephemeral port): then both again on another port.
         var attempt = 0
-        var bound: (udp: any Channel, tcp: any Channel, port: Int)?
-        while bound == nil {
+        while true {
             attempt += 1
-            let udp = try DatagramBootstrap(group: group)
+            let udp = try await DatagramBootstrap(group: group)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(UDPAnswerer(answer: answer)) }
                 }
-                .bind(host: "127.0.0.1", port: 0).wait()
-            let port = udp.localAddress!.port!
+                .bind(host: "127.0.0.1", port: 0).get()
+            guard let port = udp.localAddress?.port else {
+                try? await udp.close()
+                throw TestOriginError.noPort
+            }
             do {
-                let tcp = try ServerBootstrap(group: group)
-                    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                let bootstrap = ServerBootstrap(group: group)
                     .childChannelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(TCPAnswerer(answer: answer)) }
                     }
-                    .bind(host: "127.0.0.1", port: port).wait()
-                bound = (udp, tcp, port)
+                let (tcp, _) = try await LoopbackListener.bind(bootstrap, host: "127.0.0.1", port: port)
+                return FakeDNSUpstream(port: port, udp: udp, tcp: tcp, seen: seen)
             } catch {
-                try? udp.close().wait()
+                try? await udp.close()
                 if attempt >= 32 { throw error }
             }
         }
-        (udp, tcp, port) = bound!
     }
 
     /// "name/type" of every question so far.
-    var questions: [String] { seen.withLockedValue { $0 } }
+    package var questions: [String] { seen.withLockedValue { $0 } }
 
-    func stop() {
-        try? udp.close().wait()
-        try? tcp.close().wait()
-        try? group.syncShutdownGracefully()
+    /// Starts closing both sockets (for `defer`; `shutdown()` waits).
+    package func stop() {
+        udp.close(promise: nil)
+        tcp.close(promise: nil)
+    }
+
+    /// Closes both sockets and returns once they are closed: the upstream is down.
+    package func shutdown() async {
+        await LoopbackListener.close([udp, tcp])
     }
 }
 

@@ -5,9 +5,9 @@ import NIOHTTP1
 ///
 /// Pipeline layout (names matter, they are removed for upgrades):
 ///   "raw-tap" (RawTap) | "decoder" | "encoder" | "pipelining" (HTTPServerPipelineHandler) | "origin" (this)
-final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
+package final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPServerRequestPart
+    package typealias OutboundOut = HTTPServerResponsePart
 
     private enum Route {
         case hello
@@ -44,13 +44,13 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private let closeEverything: Bool
 
-    init(recorder: Guarded<[HTTPRequestHead]>, rawTap: RawTap, closeEverything: Bool = false) {
+    package init(recorder: Guarded<[HTTPRequestHead]>, rawTap: RawTap, closeEverything: Bool = false) {
         self.recorder = recorder
         self.rawTap = rawTap
         self.closeEverything = closeEverything
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
             recorder.withLock { $0.append(head) }
@@ -77,25 +77,25 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
             pump(context: context)
         }
         context.fireChannelWritabilityChanged()
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         streaming = nil
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: Error) {
         context.close(promise: nil)
     }
 
     // MARK: - Routing
 
-    static func path(of uri: String) -> String {
+    package static func path(of uri: String) -> String {
         var rest = Substring(uri)
         if let schemeEnd = rest.range(of: "://") {
             rest = rest[schemeEnd.upperBound...]
@@ -105,7 +105,7 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         return String(rest)
     }
 
-    static func query(of uri: String) -> String {
+    package static func query(of uri: String) -> String {
         guard let q = uri.firstIndex(of: "?") else { return "" }
         return String(uri[uri.index(after: q)...])
     }
@@ -286,43 +286,43 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
 }
 
 /// Sits next to the pipeline head so raw bytes can bypass the HTTP encoder (close-delimited responses).
-final class RawTap: ChannelOutboundHandler, RemovableChannelHandler {
-    typealias OutboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
+package final class RawTap: ChannelOutboundHandler, RemovableChannelHandler {
+    package typealias OutboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
     private var context: ChannelHandlerContext?
 
-    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
-    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+    package func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    package func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
-    func write(_ buffer: ByteBuffer) {
+    package func write(_ buffer: ByteBuffer) {
         context?.write(wrapOutboundOut(buffer), promise: nil)
     }
 
-    func flush() {
+    package func flush() {
         context?.flush()
     }
 
-    func writeAndFlush(_ buffer: ByteBuffer) -> EventLoopFuture<Void>? {
+    package func writeAndFlush(_ buffer: ByteBuffer) -> EventLoopFuture<Void>? {
         context?.writeAndFlush(wrapOutboundOut(buffer))
     }
 }
 
 /// Echoes every byte it receives (used after an HTTP upgrade).
-final class RawEchoHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
+package final class RawEchoHandler: ChannelInboundHandler, RemovableChannelHandler {
+    package typealias InboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         context.write(data, promise: nil)
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
+    package func channelReadComplete(context: ChannelHandlerContext) {
         context.flush()
         context.fireChannelReadComplete()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: Error) {
         context.close(promise: nil)
     }
 }

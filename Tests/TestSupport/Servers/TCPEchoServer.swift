@@ -5,26 +5,32 @@ import NIOPosix
 ///
 /// Half-close aware: when a client shuts down its write side, the server finishes echoing what it
 /// received, then shuts down its own output (and closes the connection).
-final class TCPEchoServer: Sendable {
-    let host: String
-    let port: Int
+package final class TCPEchoServer: Sendable {
+    package let host: String
+    package let port: Int
 
-    private let serverChannel: Channel
-    private let counters = Guarded(Counters())
-    private let children = Guarded([Channel]())
+    private let serverChannel: any Channel
+    private let counters: Guarded<Counters>
+    private let children: Guarded<[any Channel]>
 
-    struct Counters: Sendable {
-        var connections = 0
-        var inputClosed = 0
-        var bytesEchoed = 0
+    package struct Counters: Sendable {
+        package var connections = 0
+        package var inputClosed = 0
+        package var bytesEchoed = 0
     }
 
-    init(host: String = "127.0.0.1") throws {
+    private init(host: String, port: Int, serverChannel: any Channel, counters: Guarded<Counters>, children: Guarded<[any Channel]>) {
         self.host = host
-        let counters = self.counters
-        let children = self.children
+        self.port = port
+        self.serverChannel = serverChannel
+        self.counters = counters
+        self.children = children
+    }
+
+    package static func start(host: String = "127.0.0.1") async throws -> TCPEchoServer {
+        let counters = Guarded(Counters())
+        let children = Guarded([any Channel]())
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 counters.withLock { $0.connections += 1 }
@@ -33,13 +39,8 @@ final class TCPEchoServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(EchoHandler(counters: counters))
                 }
             }
-        let channel = try bootstrap.bind(host: host, port: 0).wait()
-        self.serverChannel = channel
-        guard let port = channel.localAddress?.port else {
-            channel.close(promise: nil)
-            throw TestOriginError.noPort
-        }
-        self.port = port
+        let (channel, port) = try await LoopbackListener.bind(bootstrap, host: host, port: 0)
+        return TCPEchoServer(host: host, port: port, serverChannel: channel, counters: counters, children: children)
     }
 
     deinit {
@@ -47,29 +48,35 @@ final class TCPEchoServer: Sendable {
     }
 
     /// "127.0.0.1:PORT", or "[::1]:PORT" for IPv6.
-    var authority: String {
+    package var authority: String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// TCP connections accepted so far.
-    var connectionCount: Int { counters.withLock { $0.connections } }
+    package var connectionCount: Int { counters.withLock { $0.connections } }
 
     /// Connections whose client side sent EOF (half-close) so far.
-    var inputClosedCount: Int { counters.withLock { $0.inputClosed } }
+    package var inputClosedCount: Int { counters.withLock { $0.inputClosed } }
 
     /// Total bytes echoed back so far.
-    var bytesEchoed: Int { counters.withLock { $0.bytesEchoed } }
+    package var bytesEchoed: Int { counters.withLock { $0.bytesEchoed } }
 
     /// Waits until at least `count` connections have seen EOF from their client; false on timeout.
-    func waitForInputClosed(count: Int = 1, timeout: Duration = .seconds(10)) -> Bool {
-        counters.wait(timeout: timeout) { $0.inputClosed >= count ? true : nil } ?? false
+    package func waitForInputClosed(count: Int = 1, timeout: Duration = .seconds(10)) async -> Bool {
+        await counters.first(within: timeout) { $0.inputClosed >= count ? true : nil } ?? false
     }
 
-    func stop() {
+    /// Starts closing the listener and every accepted connection (for `defer`; `shutdown()` waits).
+    package func stop() {
         serverChannel.close(promise: nil)
         for child in children.withLock({ $0 }) {
             child.close(promise: nil)
         }
+    }
+
+    /// Closes the listener and every accepted connection, and returns once they are closed.
+    package func shutdown() async {
+        await LoopbackListener.close([serverChannel] + children.withLock { $0 })
     }
 
     private final class EchoHandler: ChannelInboundHandler {

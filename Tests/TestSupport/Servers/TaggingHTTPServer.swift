@@ -5,31 +5,40 @@ import NIOPosix
 /// can tell which server it reached. A `CONNECT` is answered `200` and the connection stays open
 /// for the request that follows inside the "tunnel" (answered by this server too): it stands in for
 /// a proxy without forwarding anything anywhere. Requests carry no bodies.
-final class TaggingHTTPServer: Sendable {
-    let port: Int
+package final class TaggingHTTPServer: Sendable {
+    package let port: Int
     private let channel: any Channel
-    private let seen = Guarded([String]())
+    private let seen: Guarded<[String]>
 
-    init(tag: String, host: String = "127.0.0.1", port: Int = 0) throws {
-        let seen = self.seen
-        channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+    private init(port: Int, channel: any Channel, seen: Guarded<[String]>) {
+        self.port = port
+        self.channel = channel
+        self.seen = seen
+    }
+
+    package static func start(tag: String, host: String = "127.0.0.1", port: Int = 0) async throws -> TaggingHTTPServer {
+        let seen = Guarded([String]())
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(TaggingHandler(tag: tag, seen: seen))
                 }
             }
-            .bind(host: host, port: port)
-            .wait()
-        guard let port = channel.localAddress?.port else { throw TestOriginError.noPort }
-        self.port = port
+        let (channel, bound) = try await LoopbackListener.bind(bootstrap, host: host, port: port)
+        return TaggingHTTPServer(port: bound, channel: channel, seen: seen)
     }
 
     /// The request lines received so far.
-    var requestLines: [String] { seen.withLock { $0 } }
+    package var requestLines: [String] { seen.withLock { $0 } }
 
-    func stop() {
+    /// Starts closing the listener (for `defer`; `shutdown()` waits).
+    package func stop() {
         channel.close(promise: nil)
+    }
+
+    /// Closes the listener and returns once it is closed: a connection to the port is refused.
+    package func shutdown() async {
+        await LoopbackListener.close([channel])
     }
 }
 

@@ -7,29 +7,29 @@ import NIOHTTP1
 /// - `/never`: never answers (timeouts, cancellation, shutdown).
 /// - `/big?bytes=N`: N bytes with Content-Length; `/chunked?bytes=N`: N bytes chunked, no length.
 /// - anything else: 404.
-final class TestHTTPHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
+package final class TestHTTPHandler: ChannelInboundHandler {
+    package typealias InboundIn = HTTPServerRequestPart
+    package typealias OutboundOut = HTTPServerResponsePart
 
     private let recorder: TestServerRecorder
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
 
-    init(recorder: TestServerRecorder) {
+    package init(recorder: TestServerRecorder) {
         self.recorder = recorder
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    package func channelActive(context: ChannelHandlerContext) {
         recorder.connectionAccepted()
         context.fireChannelActive()
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         recorder.connectionClosed()
         context.fireChannelInactive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let requestHead):
             head = requestHead
@@ -44,7 +44,7 @@ final class TestHTTPHandler: ChannelInboundHandler {
         }
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // Clients aborting mid-response (size limit, cancellation) are expected here.
         context.close(promise: nil)
     }

@@ -4,15 +4,15 @@ import NIOPosix
 
 /// An in-process HTTP/1.1 server on a chosen loopback address and an ephemeral port, counting
 /// connections and recording requests (see `TestHTTPHandler` for its routes).
-final class TestHTTPServer: Sendable {
-    let address: String
-    let port: Int
+package final class TestHTTPServer: Sendable {
+    package let address: String
+    package let port: Int
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
     private let recorder: TestServerRecorder
 
     /// One event-loop thread, so the recorder and every connection share a single loop.
-    static func start(on address: String) async throws -> TestHTTPServer {
+    package static func start(on address: String) async throws -> TestHTTPServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let recorder = TestServerRecorder(loop: group.next())
         do {
@@ -42,16 +42,16 @@ final class TestHTTPServer: Sendable {
     }
 
     /// `http://localhost:PORT<path>`: the host libcurl must never resolve itself (pinning does it).
-    func url(_ path: String) -> String {
+    package func url(_ path: String) -> String {
         "http://localhost:\(port)\(path)"
     }
 
-    func snapshot() async throws -> TestServerRecorder.Snapshot {
+    package func snapshot() async throws -> TestServerRecorder.Snapshot {
         try await recorder.loop.submit { [recorder] in recorder.snapshot }.get()
     }
 
     /// Waits for an event (not for time): fails after `timeout` if `condition` never held.
-    func waitUntil(
+    package func waitUntil(
         _ what: String,
         timeout: TimeAmount = .seconds(10),
         _ condition: @escaping @Sendable (TestServerRecorder.Snapshot) -> Bool
@@ -63,14 +63,14 @@ final class TestHTTPServer: Sendable {
         try await promise.futureResult.get()
     }
 
-    func stop() async {
+    package func stop() async {
         try? await channel.close()
         try? await group.shutdownGracefully()
     }
 }
 
 /// Runs `body` with a server on `address`, stopping it afterwards whatever happens.
-func withTestServer<T>(
+package func withTestServer<T>(
     on address: String = "127.0.0.2",
     _ body: (TestHTTPServer) async throws -> T
 ) async throws -> T {

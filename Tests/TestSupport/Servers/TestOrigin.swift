@@ -18,25 +18,35 @@ import NIOPosix
 ///
 /// With `closeEverything`, every request is answered by closing the connection (an origin address
 /// that accepts connections but is broken), still recorded and counted.
-final class TestOrigin: Sendable {
-    let host: String
-    let port: Int
+package final class TestOrigin: Sendable {
+    package let host: String
+    package let port: Int
 
-    private let serverChannel: Channel
-    private let connections = Guarded(0)
-    private let children = Guarded([Channel]())
-    private let recorded = Guarded([HTTPRequestHead]())
+    private let serverChannel: any Channel
+    private let connections: Guarded<Int>
+    private let children: Guarded<[any Channel]>
+    private let recorded: Guarded<[HTTPRequestHead]>
+
+    private init(
+        host: String, port: Int, serverChannel: any Channel,
+        connections: Guarded<Int>, children: Guarded<[any Channel]>, recorded: Guarded<[HTTPRequestHead]>
+    ) {
+        self.host = host
+        self.port = port
+        self.serverChannel = serverChannel
+        self.connections = connections
+        self.children = children
+        self.recorded = recorded
+    }
 
     /// Binds on `host` (a loopback address: 127.0.0.1, 127.0.0.2, ::1, ...) and `port` (0: any free
     /// port; a fixed one lets two origins on two loopback addresses share a port, like two IPs of
     /// one name).
-    init(host: String = "127.0.0.1", port: Int = 0, closeEverything: Bool = false) throws {
-        self.host = host
-        let connections = self.connections
-        let children = self.children
-        let recorded = self.recorded
+    package static func start(host: String = "127.0.0.1", port: Int = 0, closeEverything: Bool = false) async throws -> TestOrigin {
+        let connections = Guarded(0)
+        let children = Guarded([any Channel]())
+        let recorded = Guarded([HTTPRequestHead]())
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 connections.withLock { $0 += 1 }
                 children.withLock { $0.append(channel) }
@@ -52,13 +62,8 @@ final class TestOrigin: Sendable {
                     try sync.addHandler(OriginHandler(recorder: recorded, rawTap: tap, closeEverything: closeEverything), name: "origin")
                 }
             }
-        let channel = try bootstrap.bind(host: host, port: port).wait()
-        self.serverChannel = channel
-        guard let port = channel.localAddress?.port else {
-            channel.close(promise: nil)
-            throw TestOriginError.noPort
-        }
-        self.port = port
+        let (channel, bound) = try await LoopbackListener.bind(bootstrap, host: host, port: port)
+        return TestOrigin(host: host, port: bound, serverChannel: channel, connections: connections, children: children, recorded: recorded)
     }
 
     deinit {
@@ -66,54 +71,55 @@ final class TestOrigin: Sendable {
     }
 
     /// "127.0.0.1:PORT", or "[::1]:PORT" for IPv6.
-    var authority: String {
+    package var authority: String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// "http://AUTHORITY" + path (path starts with "/").
-    func url(_ path: String) -> String {
+    package func url(_ path: String) -> String {
         "http://\(authority)\(path)"
     }
 
     /// TCP connections accepted so far.
-    var connectionCount: Int {
+    package var connectionCount: Int {
         connections.withLock { $0 }
     }
 
     /// Every request head received so far, in arrival order.
-    func requests() -> [HTTPRequestHead] {
+    package func requests() -> [HTTPRequestHead] {
         recorded.withLock { $0 }
     }
 
-    /// Waits until at least `count` requests were received; returns them, or nil on timeout.
-    func waitForRequests(count: Int, timeout: Duration = .seconds(10)) -> [HTTPRequestHead]? {
-        recorded.wait(timeout: timeout) { $0.count >= count ? $0 : nil }
-    }
-
-    /// Closes the listener and every accepted connection.
-    func stop() {
+    /// Starts closing the listener and every accepted connection (for `defer`; `shutdown()` waits).
+    package func stop() {
         serverChannel.close(promise: nil)
         for child in children.withLock({ $0 }) {
             child.close(promise: nil)
         }
     }
 
+    /// Closes the listener and every accepted connection, and returns once they are closed: a
+    /// connection to the port is refused afterwards.
+    package func shutdown() async {
+        await LoopbackListener.close([serverChannel] + children.withLock { $0 })
+    }
+
     // MARK: - Helpers for assertions
 
     /// FNV-1a 64 (hex) of the first `count` pattern bytes, as /digest would report it.
-    static func patternFNV(count: Int) -> String {
+    package static func patternFNV(count: Int) -> String {
         BytePattern.fnvHex(count: count)
     }
 
     /// FNV-1a 64 (hex) of arbitrary bytes, as /digest would report it.
-    static func fnv(of data: Data) -> String {
+    package static func fnv(of data: Data) -> String {
         var hasher = FNV1a64()
         data.withUnsafeBytes { hasher.update($0) }
         return hasher.hex
     }
 
     /// Parses a /digest or /expect JSON answer.
-    static func parseDigest(_ body: Data) -> Digest? {
+    package static func parseDigest(_ body: Data) -> Digest? {
         guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
               let bytes = (object["bytes"] as? NSNumber)?.intValue,
               let fnv = object["fnv"] as? String,
@@ -123,14 +129,21 @@ final class TestOrigin: Sendable {
         return Digest(bytes: bytes, fnv: fnv, transferEncoding: te, contentLength: cl)
     }
 
-    struct Digest: Sendable, Equatable {
-        var bytes: Int
-        var fnv: String
-        var transferEncoding: String
-        var contentLength: String
+    package struct Digest: Sendable, Equatable {
+        package var bytes: Int
+        package var fnv: String
+        package var transferEncoding: String
+        package var contentLength: String
+
+        package init(bytes: Int, fnv: String, transferEncoding: String, contentLength: String) {
+            self.bytes = bytes
+            self.fnv = fnv
+            self.transferEncoding = transferEncoding
+            self.contentLength = contentLength
+        }
     }
 }
 
-enum TestOriginError: Error {
+package enum TestOriginError: Error {
     case noPort
 }

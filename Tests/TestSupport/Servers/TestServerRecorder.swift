@@ -5,22 +5,22 @@ import NIOHTTP1
 ///
 /// Confined to the server's single event loop (every handler of the server runs there), so it
 /// needs no lock: tests read and wait through `loop.submit` / `loop.execute`.
-final class TestServerRecorder: @unchecked Sendable {
-    struct Request: Sendable {
-        var head: HTTPRequestHead
-        var body: [UInt8]
+package final class TestServerRecorder: @unchecked Sendable {
+    package struct Request: Sendable {
+        package var head: HTTPRequestHead
+        package var body: [UInt8]
     }
 
     /// A copy of the counters for the test's side.
-    struct Snapshot: Sendable {
-        var acceptedConnections: Int
-        var closedConnections: Int
-        var requests: [Request]
+    package struct Snapshot: Sendable {
+        package var acceptedConnections: Int
+        package var closedConnections: Int
+        package var requests: [Request]
     }
 
-    struct WaitTimedOut: Error, CustomStringConvertible {
-        var what: String
-        var description: String { "timed out waiting for \(what)" }
+    package struct WaitTimedOut: Error, CustomStringConvertible {
+        package var what: String
+        package var description: String { "timed out waiting for \(what)" }
     }
 
     private struct Waiter {
@@ -30,42 +30,42 @@ final class TestServerRecorder: @unchecked Sendable {
         var deadline: Scheduled<Void>
     }
 
-    let loop: any EventLoop
+    package let loop: any EventLoop
     private var acceptedConnections = 0
     private var closedConnections = 0
     private var requests: [Request] = []
     private var waiters: [Waiter] = []
     private var nextWaiterID = 0
 
-    init(loop: any EventLoop) {
+    package init(loop: any EventLoop) {
         self.loop = loop
     }
 
-    var snapshot: Snapshot {
+    package var snapshot: Snapshot {
         loop.preconditionInEventLoop()
         return Snapshot(acceptedConnections: acceptedConnections, closedConnections: closedConnections, requests: requests)
     }
 
-    func connectionAccepted() {
+    package func connectionAccepted() {
         loop.preconditionInEventLoop()
         acceptedConnections += 1
         notifyWaiters()
     }
 
-    func connectionClosed() {
+    package func connectionClosed() {
         loop.preconditionInEventLoop()
         closedConnections += 1
         notifyWaiters()
     }
 
-    func requestReceived(_ request: Request) {
+    package func requestReceived(_ request: Request) {
         loop.preconditionInEventLoop()
         requests.append(request)
         notifyWaiters()
     }
 
     /// Succeeds `promise` once `condition` holds; fails it with `WaitTimedOut` after `timeout`.
-    func addWaiter(
+    package func addWaiter(
         _ what: String,
         timeout: TimeAmount,
         promise: EventLoopPromise<Void>,

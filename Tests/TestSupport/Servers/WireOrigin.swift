@@ -8,31 +8,36 @@ import NIOPosix
 /// - `.ok`: each complete request gets `HTTP/1.1 200 OK`, `Content-Length: 2`, `ok`;
 /// - `.script`: each request head gets the next scripted raw response (shared by all
 ///   connections, in order); a step may close the connection after writing.
-final class WireOrigin: Sendable {
-    enum Step: Sendable {
+package final class WireOrigin: Sendable {
+    package enum Step: Sendable {
         case send([UInt8])
         case sendAndClose([UInt8])
     }
 
-    enum Mode: Sendable {
+    package enum Mode: Sendable {
         case ok
         case script([Step])
     }
 
-    struct State: Sendable {
-        var connections: [[UInt8]] = []
-        var closed = 0
-        var nextStep = 0
+    package struct State: Sendable {
+        package var connections: [[UInt8]] = []
+        package var closed = 0
+        package var nextStep = 0
     }
 
-    let port: Int
+    package let port: Int
     private let serverChannel: any Channel
-    private let state = Guarded(State())
+    private let state: Guarded<State>
 
-    init(_ mode: Mode = .ok) throws {
-        let state = self.state
-        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+    private init(port: Int, serverChannel: any Channel, state: Guarded<State>) {
+        self.port = port
+        self.serverChannel = serverChannel
+        self.state = state
+    }
+
+    package static func start(_ mode: Mode = .ok) async throws -> WireOrigin {
+        let state = Guarded(State())
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 let index = state.withLock { state -> Int in
                     state.connections.append([])
@@ -46,47 +51,47 @@ final class WireOrigin: Sendable {
                     try sync.addHandler(Responder(mode: mode, state: state))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0)
-            .wait()
-        self.serverChannel = channel
-        guard let port = channel.localAddress?.port else {
-            channel.close(promise: nil)
-            throw TestOriginError.noPort
-        }
-        self.port = port
+        let (channel, port) = try await LoopbackListener.bind(bootstrap, host: "127.0.0.1", port: 0)
+        return WireOrigin(port: port, serverChannel: channel, state: state)
     }
 
     deinit {
         stop()
     }
 
-    func stop() {
+    /// Starts closing the listener (for `defer`; `shutdown()` waits).
+    package func stop() {
         serverChannel.close(promise: nil)
     }
 
-    var authority: String { "127.0.0.1:\(port)" }
+    /// Closes the listener and returns once it is closed: a connection to the port is refused.
+    package func shutdown() async {
+        await LoopbackListener.close([serverChannel])
+    }
 
-    var connectionCount: Int { state.withLock { $0.connections.count } }
+    package var authority: String { "127.0.0.1:\(port)" }
+
+    package var connectionCount: Int { state.withLock { $0.connections.count } }
 
     /// Bytes received on connection `index` (in accept order).
-    func received(_ index: Int) -> [UInt8] {
+    package func received(_ index: Int) -> [UInt8] {
         state.withLock { $0.connections.indices.contains(index) ? $0.connections[index] : [] }
     }
 
     /// Every byte received, connections in accept order.
-    var allReceived: [UInt8] { state.withLock { $0.connections.flatMap { $0 } } }
+    package var allReceived: [UInt8] { state.withLock { $0.connections.flatMap { $0 } } }
 
     /// Waits until `count` bytes in all have arrived (or the timeout passes); returns them.
-    func waitForBytes(_ count: Int, timeout: Duration = .seconds(10)) -> [UInt8] {
-        state.wait(timeout: timeout) { state -> [UInt8]? in
+    package func waitForBytes(_ count: Int, timeout: Duration = .seconds(10)) async -> [UInt8] {
+        await state.first(within: timeout) { state -> [UInt8]? in
             let all = state.connections.flatMap { $0 }
             return all.count >= count ? all : nil
         } ?? allReceived
     }
 
     /// Waits until `count` connections were closed.
-    func waitForClosed(_ count: Int, timeout: Duration = .seconds(10)) -> Bool {
-        state.wait(timeout: timeout) { $0.closed >= count ? true : nil } ?? false
+    package func waitForClosed(_ count: Int, timeout: Duration = .seconds(10)) async -> Bool {
+        await state.first(within: timeout) { $0.closed >= count ? true : nil } ?? false
     }
 
     private final class Recorder: ChannelInboundHandler {

@@ -8,9 +8,10 @@ import Testing
 /// the parent proxy, the only way to the origin), run against the binary these tests use. Each script builds its own namespaces and
 /// removes them; no traffic leaves them. They need root (CI runs the tests as root): otherwise
 /// they are reported as skipped, and so is a script that finds a tool missing (it exits 77 then,
-/// with the reason on a SKIPPED line). One at a time: each takes addresses and veth names of its own,
-/// but they are heavy, and a failure is easier to read alone.
-@Suite("Namespace scenarios", .onBlockingThreads, .serialized, .timeLimit(.minutes(10)),
+/// with the reason on a SKIPPED line). Each takes addresses and veth names of its own; they are
+/// heavy, so two run at a time: the two nested suites, one scenario after another in each, split
+/// so that the longest chain (the critical path of a parallel `swift test`) is about half of all.
+@Suite("Namespace scenarios", .onBlockingThreads, .timeLimit(.minutes(10)),
        .enabled(if: ExternalTool.isRoot, "the namespace scenarios need root (network namespaces, netfilter)"))
 struct NamespaceScenarioTests {
     /// scripts/NAME, found from this file: Tests/EndToEndTests/X.swift -> ../../scripts.
@@ -33,15 +34,23 @@ struct NamespaceScenarioTests {
         #expect(run.exitCode == 0, "\(name) exited \(run.exitCode)\n\(run.stdout.suffix(4000))\n\(run.stderr.suffix(2000))")
     }
 
-    @Test func theSidecarTopology() throws { try Self.run("netns-test.sh") }
+    /// About 50 s one after another on 2 cores: the SOCKS and TLS-listener clients, the fleet, the sidecar.
+    @Suite("Clients, the node tier and the sidecar", .serialized)
+    struct Clients {
+        @Test func socksAndTLSListenerClientsWhileHostsLies() throws { try NamespaceScenarioTests.run("socks-netns-test.sh") }
 
-    @Test func transparentInterception() throws { try Self.run("transparent-netns-test.sh") }
+        @Test func theNodeTierFleet() throws { try NamespaceScenarioTests.run("fleet-netns-test.sh") }
 
-    @Test func theNodeTierFleet() throws { try Self.run("fleet-netns-test.sh") }
+        @Test func theSidecarTopology() throws { try NamespaceScenarioTests.run("netns-test.sh") }
+    }
 
-    @Test func theNodeLocalDNSCache() throws { try Self.run("nodelocal-netns-test.sh") }
+    /// About 37 s: transparent interception, squid as the parent, the NodeLocal DNS cache.
+    @Suite("Interception, the parent proxy and NodeLocal", .serialized)
+    struct Interception {
+        @Test func transparentInterception() throws { try NamespaceScenarioTests.run("transparent-netns-test.sh") }
 
-    @Test func socksAndTLSListenerClientsWhileHostsLies() throws { try Self.run("socks-netns-test.sh") }
+        @Test func squidAsTheParentProxy() throws { try NamespaceScenarioTests.run("parent-netns-test.sh") }
 
-    @Test func squidAsTheParentProxy() throws { try Self.run("parent-netns-test.sh") }
+        @Test func theNodeLocalDNSCache() throws { try NamespaceScenarioTests.run("nodelocal-netns-test.sh") }
+    }
 }

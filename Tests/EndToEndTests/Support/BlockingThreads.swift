@@ -11,33 +11,18 @@ final class BlockingThreads: TaskExecutor, @unchecked Sendable {
     /// Four tests at a time: each drives a proxy process, so more would only queue on the cores.
     static let shared = BlockingThreads(count: 4)
 
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
+    private let queue = JobQueue()
 
     private init(count: Int) {
         for index in 0..<count {
-            let thread = Thread { [self] in work() }
+            let thread = Thread { [self] in queue.serve(on: asUnownedTaskExecutor()) }
             thread.name = "e2e-blocking-\(index)"
             thread.start()
         }
     }
 
-    private func work() {
-        while true {
-            condition.lock()
-            while jobs.isEmpty { condition.wait() }
-            let job = jobs.removeFirst()
-            condition.unlock()
-            job.runSynchronously(on: asUnownedTaskExecutor())
-        }
-    }
-
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
+        queue.push(UnownedJob(job))
     }
 }
 
@@ -64,9 +49,7 @@ extension Trait where Self == OnBlockingThreads {
 /// while the test goes on (a raw sender beside a reading test). `finish()` ends the thread once the
 /// queue is empty.
 final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
-    private var finished = false
+    private let queue = JobQueue()
 
     /// Starts the thread; `prepare` runs on it first (its error is thrown here, and the thread ends).
     static func start(name: String, prepare: @escaping @Sendable () throws -> Void = {}) async throws -> OneThreadExecutor {
@@ -80,7 +63,7 @@ final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
                     return
                 }
                 started.resume()
-                executor.work()
+                executor.queue.serve(on: executor.asUnownedTaskExecutor())
             }
             thread.name = name
             thread.start()
@@ -97,7 +80,39 @@ final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
         return try await withTaskExecutorPreference(executor) { try await body() }
     }
 
-    private func work() {
+    func enqueue(_ job: consuming ExecutorJob) {
+        queue.push(UnownedJob(job))
+    }
+
+    /// Lets the thread end once it has run what is queued.
+    func finish() {
+        queue.finish()
+    }
+}
+
+/// The jobs of a task executor whose threads are its own: each thread runs `serve(on:)`.
+private final class JobQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var finished = false
+
+    func push(_ job: UnownedJob) {
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Serving threads return once the queue is empty.
+    func finish() {
+        condition.lock()
+        finished = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Runs jobs on the calling thread, waiting for the next one, until `finish()` and an empty queue.
+    func serve(on executor: UnownedTaskExecutor) {
         while true {
             condition.lock()
             while jobs.isEmpty && !finished { condition.wait() }
@@ -107,23 +122,7 @@ final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
             }
             let job = jobs.removeFirst()
             condition.unlock()
-            job.runSynchronously(on: asUnownedTaskExecutor())
+            job.runSynchronously(on: executor)
         }
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
-    }
-
-    /// Lets the thread end once it has run what is queued.
-    func finish() {
-        condition.lock()
-        finished = true
-        condition.signal()
-        condition.unlock()
     }
 }

@@ -9,7 +9,7 @@ import NIOPosix
 /// HMAC-SHA256 signature and its expiry (when a secret is set), decrypts `enc` (m=1 CBC, m=2
 /// GCM) and encrypts its `data` the same way. The signature check is its own code (sorting and
 /// joining the parameters here), so it catches a client that signs the wrong text.
-public final class FakeAlibabaV2Service: Sendable {
+public final class FakeAlibabaV2Service: TestServer {
     public typealias Record = FakeHTTPDNSService.Record
 
     /// What `/ss` answers.
@@ -58,15 +58,7 @@ public final class FakeAlibabaV2Service: Sendable {
         channel.close(promise: nil)
     }
 
-    /// Starts closing the listener (for `defer`; `shutdown()` waits).
-    public func stop() {
-        channel.close(promise: nil)
-    }
-
-    /// Closes the listener and returns once it is closed: the service is down.
-    public func shutdown() async {
-        await LoopbackListener.close([channel])
-    }
+    package var channelsToClose: [any Channel] { [channel] }
 
     public func set(_ name: String, _ record: Record) {
         state.withLockedValue { $0.records[name.lowercased()] = record }

@@ -9,7 +9,7 @@ import NIOPosix
 /// format: Alibaba v1 (`/{account}/d`, `sign_d`, `resolve`, `sign_resolve`), DoH JSON (`/resolve`),
 /// RFC 8484 (`/dns-query`, GET and POST) and a static list (`/static.json`). Tests set its records
 /// and its behaviour (fail, stall, garbage) and read what it was asked.
-public final class FakeHTTPDNSService: Sendable {
+public final class FakeHTTPDNSService: TestServer {
     public struct Record: Sendable {
         public var ipv4: [String]
         public var ipv6: [String]
@@ -82,15 +82,7 @@ public final class FakeHTTPDNSService: Sendable {
         channel.close(promise: nil)
     }
 
-    /// Starts closing the listener (for `defer`; `shutdown()` waits).
-    public func stop() {
-        channel.close(promise: nil)
-    }
-
-    /// Closes the listener and returns once it is closed: the service is down.
-    public func shutdown() async {
-        await LoopbackListener.close([channel])
-    }
+    package var channelsToClose: [any Channel] { [channel] }
 
     /// `http://HOST:PORT` (IPv6 bracketed).
     public var baseURL: String {

@@ -9,7 +9,7 @@ import NIOPosix
 /// service it checks `id` and, with `token=`, the token (https mode, clear answers), or with
 /// `alg=` decrypts `dn` and `ip` with the account key and answers hex-encrypted (http mode).
 /// https mode is served over plain loopback HTTP: the transport is not what is under test.
-public final class FakeTencentService: Sendable {
+public final class FakeTencentService: TestServer {
     public struct Account: Sendable {
         public var id: String
         public var token: String
@@ -68,11 +68,7 @@ public final class FakeTencentService: Sendable {
 
     deinit { channel.close(promise: nil) }
 
-    /// Starts closing the listener (for `defer`; `shutdown()` waits).
-    public func stop() { channel.close(promise: nil) }
-
-    /// Closes the listener and returns once it is closed: the service is down.
-    public func shutdown() async { await LoopbackListener.close([channel]) }
+    package var channelsToClose: [any Channel] { [channel] }
 
     /// The `/d` endpoint, e.g. http://127.0.0.1:PORT/d.
     public var endpoint: String { "http://127.0.0.1:\(port)/d" }

@@ -7,7 +7,7 @@ import NIOPosix
 /// listener forwards to: every A question gets `address`, every TXT question the text "upstream",
 /// SRV and MX questions under cluster.local one record each, anything else NXDOMAIN (with an SOA).
 /// Every TTL is 30 s. Counts the questions it saw by name.
-package final class FakeDNSUpstream: Sendable {
+package final class FakeDNSUpstream: TestServer {
     package let port: Int
     private let udp: any Channel
     private let tcp: any Channel
@@ -73,16 +73,8 @@ package final class FakeDNSUpstream: Sendable {
     /// "name/type" of every question so far.
     package var questions: [String] { seen.withLockedValue { $0 } }
 
-    /// Starts closing both sockets (for `defer`; `shutdown()` waits).
-    package func stop() {
-        udp.close(promise: nil)
-        tcp.close(promise: nil)
-    }
-
-    /// Closes both sockets and returns once they are closed: the upstream is down.
-    package func shutdown() async {
-        await LoopbackListener.close([udp, tcp])
-    }
+    /// The UDP socket and the TCP listener.
+    package var channelsToClose: [any Channel] { [udp, tcp] }
 }
 
 private final class UDPAnswerer: ChannelInboundHandler {

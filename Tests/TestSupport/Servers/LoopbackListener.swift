@@ -15,11 +15,25 @@ enum LoopbackListener {
         }
         return (channel, bound)
     }
+}
 
-    /// Closes `channels` and waits until each is closed (one already closed counts as closed).
-    static func close(_ channels: [any Channel]) async {
-        for channel in channels {
-            try? await channel.close()
-        }
+/// A test server started with `start() async`: `stop()` for `defer`, `shutdown()` when the test
+/// needs the server gone before it goes on.
+package protocol TestServer: AnyObject, Sendable {
+    /// What stopping closes: the listening socket(s), and the accepted connections where the
+    /// server keeps them.
+    var channelsToClose: [any Channel] { get }
+}
+
+extension TestServer {
+    /// Starts closing `channelsToClose` and returns at once (for `defer`, which cannot await).
+    package func stop() {
+        for channel in channelsToClose { channel.close(promise: nil) }
+    }
+
+    /// Closes `channelsToClose` and returns once they are closed: a connection to the port is
+    /// refused afterwards.
+    package func shutdown() async {
+        for channel in channelsToClose { try? await channel.close() }
     }
 }

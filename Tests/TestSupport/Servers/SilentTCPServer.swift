@@ -7,9 +7,9 @@ public final class SilentTCPServer: Sendable {
     public let host: String
     public let port: Int
     private let channel: any Channel
-    private let accepted: LockedBox<Int>
+    private let accepted: Guarded<Int>
 
-    private init(host: String, port: Int, channel: any Channel, accepted: LockedBox<Int>) {
+    private init(host: String, port: Int, channel: any Channel, accepted: Guarded<Int>) {
         self.host = host
         self.port = port
         self.channel = channel
@@ -21,7 +21,7 @@ public final class SilentTCPServer: Sendable {
         host: String = "127.0.0.1",
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> SilentTCPServer {
-        let accepted = LockedBox(0)
+        let accepted = Guarded(0)
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in

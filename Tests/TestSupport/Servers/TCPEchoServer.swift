@@ -5,7 +5,7 @@ import NIOPosix
 ///
 /// Half-close aware: when a client shuts down its write side, the server finishes echoing what it
 /// received, then shuts down its own output (and closes the connection).
-package final class TCPEchoServer: Sendable {
+package final class TCPEchoServer: TestServer {
     package let host: String
     package let port: Int
 
@@ -47,6 +47,8 @@ package final class TCPEchoServer: Sendable {
         stop()
     }
 
+    package var channelsToClose: [any Channel] { [serverChannel] + children.withLock { $0 } }
+
     /// "127.0.0.1:PORT", or "[::1]:PORT" for IPv6.
     package var authority: String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
@@ -64,19 +66,6 @@ package final class TCPEchoServer: Sendable {
     /// Waits until at least `count` connections have seen EOF from their client; false on timeout.
     package func waitForInputClosed(count: Int = 1, timeout: Duration = .seconds(10)) async -> Bool {
         await counters.first(within: timeout) { $0.inputClosed >= count ? true : nil } ?? false
-    }
-
-    /// Starts closing the listener and every accepted connection (for `defer`; `shutdown()` waits).
-    package func stop() {
-        serverChannel.close(promise: nil)
-        for child in children.withLock({ $0 }) {
-            child.close(promise: nil)
-        }
-    }
-
-    /// Closes the listener and every accepted connection, and returns once they are closed.
-    package func shutdown() async {
-        await LoopbackListener.close([serverChannel] + children.withLock { $0 })
     }
 
     private final class EchoHandler: ChannelInboundHandler {

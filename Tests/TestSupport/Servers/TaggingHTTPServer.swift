@@ -5,7 +5,7 @@ import NIOPosix
 /// can tell which server it reached. A `CONNECT` is answered `200` and the connection stays open
 /// for the request that follows inside the "tunnel" (answered by this server too): it stands in for
 /// a proxy without forwarding anything anywhere. Requests carry no bodies.
-package final class TaggingHTTPServer: Sendable {
+package final class TaggingHTTPServer: TestServer {
     package let port: Int
     private let channel: any Channel
     private let seen: Guarded<[String]>
@@ -31,15 +31,7 @@ package final class TaggingHTTPServer: Sendable {
     /// The request lines received so far.
     package var requestLines: [String] { seen.withLock { $0 } }
 
-    /// Starts closing the listener (for `defer`; `shutdown()` waits).
-    package func stop() {
-        channel.close(promise: nil)
-    }
-
-    /// Closes the listener and returns once it is closed: a connection to the port is refused.
-    package func shutdown() async {
-        await LoopbackListener.close([channel])
-    }
+    package var channelsToClose: [any Channel] { [channel] }
 }
 
 private final class TaggingHandler: ChannelInboundHandler {

@@ -18,7 +18,7 @@ import NIOPosix
 ///
 /// With `closeEverything`, every request is answered by closing the connection (an origin address
 /// that accepts connections but is broken), still recorded and counted.
-package final class TestOrigin: Sendable {
+package final class TestOrigin: TestServer {
     package let host: String
     package let port: Int
 
@@ -70,6 +70,8 @@ package final class TestOrigin: Sendable {
         stop()
     }
 
+    package var channelsToClose: [any Channel] { [serverChannel] + children.withLock { $0 } }
+
     /// "127.0.0.1:PORT", or "[::1]:PORT" for IPv6.
     package var authority: String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
@@ -88,20 +90,6 @@ package final class TestOrigin: Sendable {
     /// Every request head received so far, in arrival order.
     package func requests() -> [HTTPRequestHead] {
         recorded.withLock { $0 }
-    }
-
-    /// Starts closing the listener and every accepted connection (for `defer`; `shutdown()` waits).
-    package func stop() {
-        serverChannel.close(promise: nil)
-        for child in children.withLock({ $0 }) {
-            child.close(promise: nil)
-        }
-    }
-
-    /// Closes the listener and every accepted connection, and returns once they are closed: a
-    /// connection to the port is refused afterwards.
-    package func shutdown() async {
-        await LoopbackListener.close([serverChannel] + children.withLock { $0 })
     }
 
     // MARK: - Helpers for assertions

@@ -8,7 +8,7 @@ import NIOPosix
 /// - `.ok`: each complete request gets `HTTP/1.1 200 OK`, `Content-Length: 2`, `ok`;
 /// - `.script`: each request head gets the next scripted raw response (shared by all
 ///   connections, in order); a step may close the connection after writing.
-package final class WireOrigin: Sendable {
+package final class WireOrigin: TestServer {
     package enum Step: Sendable {
         case send([UInt8])
         case sendAndClose([UInt8])
@@ -59,15 +59,7 @@ package final class WireOrigin: Sendable {
         stop()
     }
 
-    /// Starts closing the listener (for `defer`; `shutdown()` waits).
-    package func stop() {
-        serverChannel.close(promise: nil)
-    }
-
-    /// Closes the listener and returns once it is closed: a connection to the port is refused.
-    package func shutdown() async {
-        await LoopbackListener.close([serverChannel])
-    }
+    package var channelsToClose: [any Channel] { [serverChannel] }
 
     package var authority: String { "127.0.0.1:\(port)" }
 

@@ -56,7 +56,7 @@ public final class TLSTestOrigin: Sendable {
     public let port: Int
 
     private let channel: any Channel
-    private let state: LockedBox<State>
+    private let state: Guarded<State>
 
     fileprivate struct State {
         var connections: [Connection] = []
@@ -65,7 +65,7 @@ public final class TLSTestOrigin: Sendable {
         var closed: [Connection] { self.connections.filter(\.isClosed) }
     }
 
-    private init(host: String, port: Int, channel: any Channel, state: LockedBox<State>) {
+    private init(host: String, port: Int, channel: any Channel, state: Guarded<State>) {
         self.host = host
         self.port = port
         self.channel = channel
@@ -101,7 +101,7 @@ public final class TLSTestOrigin: Sendable {
         case nil: break
         }
         let sslContext = try NIOSSLContext(configuration: configuration)
-        let state = LockedBox(State())
+        let state = Guarded(State())
 
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
@@ -171,7 +171,7 @@ public final class TLSTestOrigin: Sendable {
     /// Updates one connection's record; shared by that connection's handlers.
     struct ConnectionRecorder: Sendable {
         let index: Int
-        fileprivate let state: LockedBox<State>
+        fileprivate let state: Guarded<State>
 
         func update(_ body: (inout Connection) -> Void) {
             let fire: [(EventLoopPromise<[Connection]>, [Connection])] = self.state.withLock { state in

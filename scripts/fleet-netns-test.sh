@@ -227,9 +227,9 @@ done
 # 5. It is blackholed (packets dropped, nothing refused): the first provider's query times out
 # after resolver-timeout (1 s) and the fallback answers.
 if command -v iptables >/dev/null 2>&1; then
-  ip netns exec "$node_ns" iptables -I INPUT -p tcp --dport 8053 -j DROP
+  ip netns exec "$node_ns" iptables -w -I INPUT -p tcp --dport 8053 -j DROP
   timed_new_name 2000 "node tier blackholed"
-  ip netns exec "$node_ns" iptables -D INPUT -p tcp --dport 8053 -j DROP
+  ip netns exec "$node_ns" iptables -w -D INPUT -p tcp --dport 8053 -j DROP
 else
   say "  SKIPPED: the blackhole step (iptables missing; scripts/ensure-deps.sh --with-test-tools installs it)"
 fi

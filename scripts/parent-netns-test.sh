@@ -78,7 +78,7 @@ ip netns exec "$NS_ORIGIN" "$squid" -N -n "$squid_name" -f "$work/squid.conf" >"
 squid_pid=$!
 pids_to_stop+=("$squid_pid")
 # Only the parent reaches the origin's port 8000.
-ip netns exec "$NS_PROXY" iptables -A OUTPUT -p tcp -d "$NS_ORIGIN_ADDR" --dport 8000 -j REJECT --reject-with tcp-reset
+ip netns exec "$NS_PROXY" iptables -w -A OUTPUT -p tcp -d "$NS_ORIGIN_ADDR" --dport 8000 -j REJECT --reject-with tcp-reset
 
 printf '{"service":"parent-netns-test","enable":1,"domainlist":[{"domain":"origin.test","ips":["%s"]},{"domain":"direct.test","ips":["%s"]},{"domain":"denied.test","ips":["%s"]}]}\n' \
   "$NS_ORIGIN_ADDR" "$NS_ORIGIN_ADDR" "$NS_ORIGIN_ADDR" >"$work/domains.json"

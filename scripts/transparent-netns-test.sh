@@ -45,7 +45,7 @@ if ip netns exec "$POD" "$binary" transparent-rules --listener-port 15001 --port
   && ip netns exec "$POD" ip6tables -w -t nat -S HTTPDNS_PROXY_REDIRECT | grep -q 'REDIRECT --to-ports 15001'; then
   pass "transparent-rules --drop-quic --apply (twice: one copy) installed the IPv4 and IPv6 redirect, uid 10001 exempt"
 else
-  fail "transparent-rules --apply"; cat "$work/apply.err"; ip netns exec "$POD" iptables -t nat -S || true
+  fail "transparent-rules --apply"; cat "$work/apply.err"; ip netns exec "$POD" iptables -w -t nat -S || true
 fi
 
 ip netns exec "$POD" setpriv --reuid 10001 --regid 10001 --clear-groups -- "$binary" serve \

@@ -200,17 +200,19 @@ struct SupportSelfTests {
         let service = try await FakeHTTPDNSService.start()
         let dns = try await FakeDNSUpstream.start()
         let wire = try await WireOrigin.start()
-        for port in [origin.port, echo.port, service.port, dns.port, wire.port] {
+        let servers: [(name: String, server: any TestServer, port: Int)] = [
+            ("TestOrigin", origin, origin.port), ("TCPEchoServer", echo, echo.port), ("FakeHTTPDNSService", service, service.port),
+            ("FakeDNSUpstream", dns, dns.port), ("WireOrigin", wire, wire.port),
+        ]
+        for (_, _, port) in servers {
             let client = try RawClient(port: port)
             client.close()
         }
-        await origin.shutdown()
-        await echo.shutdown()
-        await service.shutdown()
-        await dns.shutdown()
-        await wire.shutdown()
-        for port in [origin.port, echo.port, service.port, dns.port, wire.port] {
-            #expect(throws: (any Error).self, "port \(port) still accepts") { try RawClient(port: port).close() }
+        // Each port is tried right after its own shutdown (another test's bind to port 0 could be
+        // given a port freed long enough ago).
+        for (name, server, port) in servers {
+            await server.shutdown()
+            #expect(throws: (any Error).self, "\(name) on port \(port) still accepts") { try RawClient(port: port).close() }
         }
     }
 

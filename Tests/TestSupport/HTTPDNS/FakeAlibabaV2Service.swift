@@ -58,7 +58,7 @@ public final class FakeAlibabaV2Service: TestServer {
         channel.close(promise: nil)
     }
 
-    package var channelsToClose: [any Channel] { [channel] }
+    package var listeners: [any Channel] { [channel] }
 
     public func set(_ name: String, _ record: Record) {
         state.withLockedValue { $0.records[name.lowercased()] = record }

@@ -82,7 +82,7 @@ public final class FakeHTTPDNSService: TestServer {
         channel.close(promise: nil)
     }
 
-    package var channelsToClose: [any Channel] { [channel] }
+    package var listeners: [any Channel] { [channel] }
 
     /// `http://HOST:PORT` (IPv6 bracketed).
     public var baseURL: String {

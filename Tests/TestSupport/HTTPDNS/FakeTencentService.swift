@@ -68,7 +68,7 @@ public final class FakeTencentService: TestServer {
 
     deinit { channel.close(promise: nil) }
 
-    package var channelsToClose: [any Channel] { [channel] }
+    package var listeners: [any Channel] { [channel] }
 
     /// The `/d` endpoint, e.g. http://127.0.0.1:PORT/d.
     public var endpoint: String { "http://127.0.0.1:\(port)/d" }

@@ -74,7 +74,7 @@ package final class FakeDNSUpstream: TestServer {
     package var questions: [String] { seen.withLockedValue { $0 } }
 
     /// The UDP socket and the TCP listener.
-    package var channelsToClose: [any Channel] { [udp, tcp] }
+    package var listeners: [any Channel] { [udp, tcp] }
 }
 
 private final class UDPAnswerer: ChannelInboundHandler {

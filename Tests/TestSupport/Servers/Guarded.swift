@@ -39,20 +39,25 @@ package final class Guarded<Value>: @unchecked Sendable {
     }
 
     /// The first non-nil `extract` of the value, checked now and after every change; nil when
-    /// `timeout` passes first (a guard against a hang, not a measure of time).
+    /// `timeout` passes first (a guard against a hang, not a measure of time) or the task is
+    /// cancelled (a test past its time limit).
     package func first<R>(within timeout: Duration, _ extract: (Value) -> R?) async -> R? {
         let deadline = ContinuousClock.now + timeout
         while true {
             let (result, seen) = check(extract)
             if let result { return result }
-            if ContinuousClock.now >= deadline { return nil }
+            if ContinuousClock.now >= deadline || Task.isCancelled { return nil }
             let id = newWaiter()
             let timer = Task { [weak self] in
                 try? await Task.sleep(until: deadline, clock: .continuous)
                 if !Task.isCancelled { self?.resume(id) }
             }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                suspend(id, continuation, unlessChangedSince: seen, deadline: deadline)
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    suspend(id, continuation, unlessChangedSince: seen, deadline: deadline)
+                }
+            } onCancel: {
+                resume(id)
             }
             timer.cancel()
         }
@@ -82,15 +87,15 @@ package final class Guarded<Value>: @unchecked Sendable {
         return nextWaiter
     }
 
-    /// Parks `continuation` until the next change or the deadline; resumes it at once when the
-    /// value changed since generation `seen`, or when the deadline has passed (its timer found no
-    /// waiter then).
+    /// Parks `continuation` until the next change, the deadline or cancellation; resumes it at
+    /// once when the value changed since generation `seen`, or when the deadline has passed or the
+    /// task was cancelled (its timer or cancellation handler found no waiter then).
     private func suspend(
         _ id: UInt64, _ continuation: CheckedContinuation<Void, Never>, unlessChangedSince seen: UInt64,
         deadline: ContinuousClock.Instant
     ) {
         condition.lock()
-        if generation != seen || ContinuousClock.now >= deadline {
+        if generation != seen || ContinuousClock.now >= deadline || Task.isCancelled {
             condition.unlock()
             continuation.resume()
             return

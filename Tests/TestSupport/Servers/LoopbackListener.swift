@@ -20,20 +20,27 @@ enum LoopbackListener {
 /// A test server started with `start() async`: `stop()` for `defer`, `shutdown()` when the test
 /// needs the server gone before it goes on.
 package protocol TestServer: AnyObject, Sendable {
-    /// What stopping closes: the listening socket(s), and the accepted connections where the
-    /// server keeps them.
-    var channelsToClose: [any Channel] { get }
+    /// The listening socket(s).
+    var listeners: [any Channel] { get }
+    /// The accepted connections, where the server keeps them (closed after the listeners, so
+    /// that none accepted meanwhile is left open).
+    var accepted: [any Channel] { get }
 }
 
 extension TestServer {
-    /// Starts closing `channelsToClose` and returns at once (for `defer`, which cannot await).
+    package var accepted: [any Channel] { [] }
+
+    /// Starts closing the listeners, then the connections, and returns at once (for `defer`,
+    /// which cannot await).
     package func stop() {
-        for channel in channelsToClose { channel.close(promise: nil) }
+        for channel in listeners { channel.close(promise: nil) }
+        for channel in accepted { channel.close(promise: nil) }
     }
 
-    /// Closes `channelsToClose` and returns once they are closed: a connection to the port is
-    /// refused afterwards.
+    /// Closes the listeners, then the connections, and returns once they are closed: a
+    /// connection to the port is refused afterwards.
     package func shutdown() async {
-        for channel in channelsToClose { try? await channel.close() }
+        for channel in listeners { try? await channel.close() }
+        for channel in accepted { try? await channel.close() }
     }
 }

@@ -31,7 +31,7 @@ package final class TaggingHTTPServer: TestServer {
     /// The request lines received so far.
     package var requestLines: [String] { seen.withLock { $0 } }
 
-    package var channelsToClose: [any Channel] { [channel] }
+    package var listeners: [any Channel] { [channel] }
 }
 
 private final class TaggingHandler: ChannelInboundHandler {

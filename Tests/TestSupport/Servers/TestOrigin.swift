@@ -70,7 +70,8 @@ package final class TestOrigin: TestServer {
         stop()
     }
 
-    package var channelsToClose: [any Channel] { [serverChannel] + children.withLock { $0 } }
+    package var listeners: [any Channel] { [serverChannel] }
+    package var accepted: [any Channel] { children.withLock { $0 } }
 
     /// "127.0.0.1:PORT", or "[::1]:PORT" for IPv6.
     package var authority: String {

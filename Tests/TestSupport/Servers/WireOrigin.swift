@@ -59,7 +59,7 @@ package final class WireOrigin: TestServer {
         stop()
     }
 
-    package var channelsToClose: [any Channel] { [serverChannel] }
+    package var listeners: [any Channel] { [serverChannel] }
 
     package var authority: String { "127.0.0.1:\(port)" }
 

@@ -34,23 +34,25 @@ struct NamespaceScenarioTests {
         #expect(run.exitCode == 0, "\(name) exited \(run.exitCode)\n\(run.stdout.suffix(4000))\n\(run.stderr.suffix(2000))")
     }
 
-    /// About 50 s one after another on 2 cores: the SOCKS and TLS-listener clients, the fleet, the sidecar.
-    @Suite("Clients, the node tier and the sidecar", .serialized)
+    /// About 50 s one after another on 2 cores: real SOCKS and TLS-listener clients, the parent
+    /// proxy, NodeLocal, the sidecar.
+    @Suite("Clients, the parent proxy, NodeLocal and the sidecar", .serialized)
     struct Clients {
         @Test func socksAndTLSListenerClientsWhileHostsLies() throws { try NamespaceScenarioTests.run("socks-netns-test.sh") }
-
-        @Test func theNodeTierFleet() throws { try NamespaceScenarioTests.run("fleet-netns-test.sh") }
-
-        @Test func theSidecarTopology() throws { try NamespaceScenarioTests.run("netns-test.sh") }
-    }
-
-    /// About 37 s: transparent interception, squid as the parent, the NodeLocal DNS cache.
-    @Suite("Interception, the parent proxy and NodeLocal", .serialized)
-    struct Interception {
-        @Test func transparentInterception() throws { try NamespaceScenarioTests.run("transparent-netns-test.sh") }
 
         @Test func squidAsTheParentProxy() throws { try NamespaceScenarioTests.run("parent-netns-test.sh") }
 
         @Test func theNodeLocalDNSCache() throws { try NamespaceScenarioTests.run("nodelocal-netns-test.sh") }
+
+        @Test func theSidecarTopology() throws { try NamespaceScenarioTests.run("netns-test.sh") }
+    }
+
+    /// About 38 s: the node tier's fleet (twenty pod proxies) and transparent interception, the two
+    /// with sub-second latency checks, one after the other rather than side by side.
+    @Suite("The node tier and transparent interception", .serialized)
+    struct Fleet {
+        @Test func theNodeTierFleet() throws { try NamespaceScenarioTests.run("fleet-netns-test.sh") }
+
+        @Test func transparentInterception() throws { try NamespaceScenarioTests.run("transparent-netns-test.sh") }
     }
 }

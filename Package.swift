@@ -381,7 +381,6 @@ let package = Package(
             ],
             path: "Tests/HTTP1CodecOracle"
         ),
-        // An in-process fake HTTPDNS service speaking every provider's wire format.
         .testTarget(
             name: "CurlTransportTests",
             dependencies: [

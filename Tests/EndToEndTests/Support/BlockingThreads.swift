@@ -52,7 +52,7 @@ final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let queue = JobQueue()
 
     /// Starts the thread; `prepare` runs on it first (its error is thrown here, and the thread ends).
-    static func start(name: String, prepare: @escaping @Sendable () throws -> Void = {}) async throws -> OneThreadExecutor {
+    private static func start(name: String, prepare: @escaping @Sendable () throws -> Void = {}) async throws -> OneThreadExecutor {
         let executor = OneThreadExecutor()
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             let thread = Thread {

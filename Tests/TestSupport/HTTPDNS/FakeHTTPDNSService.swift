@@ -86,7 +86,7 @@ public final class FakeHTTPDNSService: TestServer {
 
     /// `http://HOST:PORT` (IPv6 bracketed).
     public var baseURL: String {
-        host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
+        "http://" + LoopbackListener.authority(host: host, port: port)
     }
 
     public func set(_ name: String, _ record: Record) {

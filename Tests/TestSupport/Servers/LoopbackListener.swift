@@ -15,6 +15,11 @@ enum LoopbackListener {
         }
         return (channel, bound)
     }
+
+    /// "HOST:PORT", the host bracketed when it is an IPv6 address ("[::1]:PORT").
+    static func authority(host: String, port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
 }
 
 /// A test server started with `start() async`: `stop()` for `defer`, `shutdown()` when the test

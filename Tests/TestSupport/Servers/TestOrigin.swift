@@ -75,7 +75,7 @@ package final class TestOrigin: TestServer {
 
     /// "127.0.0.1:PORT", or "[::1]:PORT" for IPv6.
     package var authority: String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        LoopbackListener.authority(host: host, port: port)
     }
 
     /// "http://AUTHORITY" + path (path starts with "/").

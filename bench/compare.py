@@ -484,10 +484,10 @@ Allow 127.0.0.1
                                                    120, check=False).returncode == 0:
                 out["stripped_bytes"] = os.path.getsize(stripped)
                 stripped.unlink()
-        log("  %-13s RSS fresh %.1f MiB (anon %.1f), after load %.1f MiB, after %d s idle %.1f MiB; "
-            "threads (all processes) fresh %d, after load %d, idle %d"
+        log("  %-13s RSS fresh %.1f MiB (anon %.1f), after load %.1f MiB (anon %.1f), after %d s idle "
+            "%.1f MiB (anon %.1f); threads (all processes) fresh %d, after load %d, idle %d"
             % (name, fresh["rss"] / 1024, fresh["anon"] / 1024, loaded["rss"] / 1024,
-               self.args.idle_seconds, idle["rss"] / 1024,
+               loaded["anon"] / 1024, self.args.idle_seconds, idle["rss"] / 1024, idle["anon"] / 1024,
                threads["fresh"], threads["after_load"], threads["after_idle"]))
         return out
 
@@ -841,15 +841,16 @@ def render(doc):
     fp = [(t, get(results, t, "footprint")) for t in ("nginx-proxy", "httpdns-proxy")]
     fp = [(t, f) for t, f in fp if f]
     if fp:
-        lines = ["| target | fresh MiB (anon / file) | after 1 KiB keep-alive load | after %s s idle | "
+        lines = ["| target | RSS MiB (anon / file): fresh | after 1 KiB keep-alive load | after %s s idle | "
                  "after idle ÷ fresh | threads fresh / loaded / idle |" % fp[0][1]["idle_seconds"],
                  "| --- | --- | --- | --- | --- | --- |"]
         for t, f in fp:
-            mib = {k: f[k]["rss"] / 1024 for k in ("fresh", "after_load", "after_idle")}
+            cell = {k: "%.1f (%.1f / %.1f)" % (f[k]["rss"] / 1024, f[k]["anon"] / 1024, f[k]["file"] / 1024)
+                    for k in ("fresh", "after_load", "after_idle")}
             th = f.get("threads", {})
-            lines.append("| %s | %.1f (%.1f / %.1f) | %.1f | %.1f | %.2f× | %s / %s / %s |"
-                         % (t, mib["fresh"], f["fresh"]["anon"] / 1024, f["fresh"]["file"] / 1024,
-                            mib["after_load"], mib["after_idle"], mib["after_idle"] / mib["fresh"],
+            lines.append("| %s | %s | %s | %s | %.2f× | %s / %s / %s |"
+                         % (t, cell["fresh"], cell["after_load"], cell["after_idle"],
+                            f["after_idle"]["rss"] / f["fresh"]["rss"],
                             th.get("fresh", "—"), th.get("after_load", "—"), th.get("after_idle", "—")))
         f = get(results, "httpdns-proxy", "footprint")
         if f and "binary_bytes" in f:

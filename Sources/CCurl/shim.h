@@ -35,6 +35,12 @@ static inline const char *ccurl_version_number(void) {
     return info && info->version ? info->version : "unknown";
 }
 
+/* libcurl's built-in trust-anchor directory (--with-ca-path); NULL when it has none. */
+static inline const char *ccurl_builtin_capath(void) {
+    curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
+    return info ? info->capath : NULL;
+}
+
 static inline CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
 }

@@ -74,4 +74,9 @@ static inline int httpdns_EVP_CIPHER_CTX_set_gcm_tag(EVP_CIPHER_CTX *ctx, unsign
     return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, length, tag);
 }
 
+/// Objects (certificates, CRLs) in a trust store: how many anchors a context holds.
+static inline int httpdns_X509_STORE_object_count(X509_STORE *store) {
+    return sk_X509_OBJECT_num(X509_STORE_get0_objects(store));
+}
+
 #endif

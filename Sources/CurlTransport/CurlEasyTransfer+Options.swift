@@ -22,6 +22,10 @@ extension CurlEasyTransfer {
         try easy.set(CURLOPT_SSL_VERIFYHOST, 2)
         if let caFile = request.caFile {
             try easy.set(CURLOPT_CAINFO, caFile)
+        } else if let directory = request.caDirectory ?? CurlTrustDirectory.builtIn {
+            // No bundle file: the directory's anchors are read as a chain needs them.
+            try easy.set(CURLOPT_CAINFO, nil as UnsafeMutableRawPointer?)
+            try easy.set(CURLOPT_CAPATH, directory)
         }
         try easy.set(CURLOPT_TIMEOUT_MS, timeouts.total)
         if let connect = timeouts.connect {

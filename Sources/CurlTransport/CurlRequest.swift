@@ -22,8 +22,12 @@ public struct CurlRequest: Sendable {
     public var timeout: Duration = .seconds(3)
     /// Limit for connecting (TCP + TLS) only; nil = libcurl's default, capped by `timeout`.
     public var connectTimeout: Duration? = nil
-    /// CA bundle (PEM) for a private resolver CA (CURLOPT_CAINFO); nil = the system bundle.
+    /// CA bundle (PEM) for a private resolver CA (CURLOPT_CAINFO); nil = the system store.
     public var caFile: String? = nil
+    /// With `caFile` nil: the system store as a hashed directory (CURLOPT_CAPATH, no bundle file),
+    /// its anchors read as chains need them. nil = libcurl's built-in directory when it is hashed,
+    /// else libcurl's bundle.
+    public var caDirectory: String? = nil
     /// The transfer is aborted with `.tooLarge` once the body would exceed this many bytes.
     public var maxResponseBytes: Int = 1 << 20
     /// Connect to exactly this IP for the URL's host and port (CURLOPT_CONNECT_TO), keeping the URL's

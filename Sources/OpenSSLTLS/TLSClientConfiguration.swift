@@ -4,9 +4,12 @@ public struct TLSClientConfiguration: Sendable {
     /// Default: none.
     public var caFile: String?
 
-    /// Trust the system store (`SSL_CTX_set_default_verify_paths`: OpenSSL's default
-    /// directory/file, or `SSL_CERT_FILE` / `SSL_CERT_DIR`). Default: `true`.
+    /// Trust the system store (see `systemTrustLocation`). Default: `true`.
     public var useSystemTrustStore: Bool = true
+
+    /// Where the system store is read from; nil: `SystemTrustLocation.detect()` when the context
+    /// is made (the hashed directory, read on demand, where there is one). Default: nil.
+    public var systemTrustLocation: SystemTrustLocation? = nil
 
     /// ALPN protocols offered, in preference order; empty offers none. Default: `["http/1.1"]`.
     public var alpn: [String] = ["http/1.1"]

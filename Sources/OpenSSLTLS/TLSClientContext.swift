@@ -33,8 +33,15 @@ public final class TLSClientContext: @unchecked Sendable {
         SSL_CTX_set_verify(sslContext, SSL_VERIFY_PEER, openSSLVerifyCallback)
 
         if configuration.useSystemTrustStore {
-            guard SSL_CTX_set_default_verify_paths(sslContext) == 1 else {
-                throw .configuration(reason: "cannot load the system trust store: \(drainOpenSSLErrorQueue() ?? "unknown error")")
+            switch configuration.systemTrustLocation ?? .detect() {
+            case .openSSLDefaults:
+                guard SSL_CTX_set_default_verify_paths(sslContext) == 1 else {
+                    throw .configuration(reason: "cannot load the system trust store: \(drainOpenSSLErrorQueue() ?? "unknown error")")
+                }
+            case .hashedDirectory(let directory):
+                guard SSL_CTX_load_verify_locations(sslContext, nil, directory) == 1 else {
+                    throw .configuration(reason: "cannot use the trust directory \(directory): \(drainOpenSSLErrorQueue() ?? "unknown error")")
+                }
             }
         }
         if let caFile = configuration.caFile {
@@ -65,6 +72,13 @@ public final class TLSClientContext: @unchecked Sendable {
 
     deinit {
         SSL_CTX_free(self.sslContext)
+    }
+
+    /// Certificates and CRLs held in the context's trust store now (a hashed directory's anchors
+    /// are added as chains need them).
+    package var trustStoreObjectCount: Int {
+        guard let store = SSL_CTX_get_cert_store(sslContext) else { return 0 }
+        return Int(httpdns_X509_STORE_object_count(store))
     }
 
     /// The number of "host:port" keys with a stored session.

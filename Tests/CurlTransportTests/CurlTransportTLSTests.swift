@@ -52,4 +52,31 @@ struct CurlTransportTLSTests {
         }
         try await origin.shutdown()
     }
+
+    @Test("the system store as a hashed directory: its anchors verify, an unrelated directory's do not")
+    func hashedDirectory() async throws {
+        let ca = try TestCA()
+        let good = try ca.issueLeaf(dnsNames: ["localhost"])
+        let origin = try await TLSTestOrigin.start(certificatePEM: good.certificatePEM, privateKeyPEM: good.privateKeyPEM)
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        var request = CurlRequest(url: "https://localhost:\(origin.port)/hello")
+        request.pinnedAddresses = ["127.0.0.1"]
+        request.caDirectory = try ca.writeHashedDirectory()
+        let response = try await transport.send(request)
+        #expect(response.status == 200)
+        #expect(response.body == Array("hello".utf8))
+
+        // A fresh transport (no connection to reuse) trusting another CA's directory.
+        let other = CurlTransport()
+        defer { other.shutdown() }
+        request.caDirectory = try TestCA(commonName: "Unrelated Test CA").writeHashedDirectory()
+        do {
+            _ = try await other.send(request)
+            Issue.record("a certificate outside the directory was accepted")
+        } catch let error as CurlTransportError {
+            #expect(error.shortDescription == "tls")
+        }
+        try await origin.shutdown()
+    }
 }

@@ -32,11 +32,13 @@ def log(msg):
 
 def clean_env(extra=None):
     """The caller's environment without proxy variables and without HTTPDNS_PROXY_* (every proxy
-    gets only the flags a benchmark gives it), with the repository on PYTHONPATH so that
-    `python3 -m bench.peers.NAME` finds the peers."""
+    gets only the flags a benchmark gives it), without trust-store variables (SSL_CERT_FILE and
+    the like: a container sets none, and they change what a process loads at start), with the
+    repository on PYTHONPATH so that `python3 -m bench.peers.NAME` finds the peers."""
     env = {k: v for k, v in os.environ.items()
            if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
-           and not k.startswith("HTTPDNS_PROXY_")}
+           and not k.startswith("HTTPDNS_PROXY_")
+           and k not in ("SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE", "NIX_SSL_CERT_FILE")}
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.update(extra or {})
     return env

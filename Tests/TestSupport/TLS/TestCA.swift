@@ -84,6 +84,19 @@ public struct TestCA: Sendable {
         try TestCA.writeTemporaryFile(named: "ca.pem", contents: self.certificatePEM)
     }
 
+    /// Writes the CA certificate into a fresh temporary directory under its subject-name hash
+    /// (`HHHHHHHH.0`, as `openssl rehash` names it), the form OpenSSL's directory lookup reads;
+    /// returns the directory.
+    public func writeHashedDirectory() throws -> String {
+        let certificate = try OwnedX509(pem: self.certificatePEM)
+        var ok: CInt = 0
+        let hash = X509_NAME_hash_ex(X509_get_subject_name(certificate.pointer), nil, nil, &ok)
+        guard ok == 1 else { throw TestCAError("cannot hash the CA's subject name: \(openSSLErrorReason())") }
+        let name = String(hash, radix: 16)
+        let file = try TestCA.writeTemporaryFile(named: String(repeating: "0", count: max(0, 8 - name.count)) + name + ".0", contents: self.certificatePEM)
+        return (file as NSString).deletingLastPathComponent
+    }
+
     /// Writes `contents` to `name` in a fresh temporary directory; returns the path.
     public static func writeTemporaryFile(named name: String, contents: String) throws -> String {
         let directory = FileManager.default.temporaryDirectory

@@ -145,7 +145,7 @@ package struct ChunkedDecoder: Sendable {
                 default: return (i, Flaw.chunkExtension.error(role))
                 }
             case .extQuotedPair:
-                guard ByteClass.fieldByte[Int(byte)] else { return (i, Flaw.chunkExtension.error(role)) }
+                guard ByteClass.isFieldByte(byte) else { return (i, Flaw.chunkExtension.error(role)) }
                 state = .extQuoted
             case .extAfterQuote:
                 switch byte {

@@ -117,9 +117,9 @@ package struct HeadParser: Sendable {
                 state = .target
             case .target:
                 let limit = Swift.min(end, partStart + limits.maxTargetLength)
-                while i < limit, ByteClass.targetByte[Int(raw[i])] { i += 1 }
+                while i < limit, ByteClass.isTargetByte(raw[i]) { i += 1 }
                 guard i < end else { continue }
-                if i == limit && ByteClass.targetByte[Int(raw[i])] {
+                if i == limit && ByteClass.isTargetByte(raw[i]) {
                     return .failed(.requestLineTooLong(i + 1, limits))
                 }
                 guard raw[i] == ByteClass.sp, i > partStart else { return .failed(Flaw.target.error(role)) }
@@ -165,7 +165,7 @@ package struct HeadParser: Sendable {
                     return .failed((byte == ByteClass.lf ? Flaw.lineEnding : Flaw.status).error(role))
                 }
             case .reasonPhrase:
-                while i < end, ByteClass.fieldByte[Int(raw[i])] { i += 1 }
+                while i < end, ByteClass.isFieldByte(raw[i]) { i += 1 }
                 guard i < end else { continue }
                 guard raw[i] == ByteClass.cr else {
                     return .failed((raw[i] == ByteClass.lf ? Flaw.lineEnding : Flaw.status).error(role))
@@ -200,7 +200,7 @@ package struct HeadParser: Sendable {
                     valueStart = i
                     valueEnd = i
                     state = .valueLF
-                } else if ByteClass.fieldByte[Int(byte)] {
+                } else if ByteClass.isFieldByte(byte) {
                     valueStart = i
                     valueEnd = i + 1
                     state = .value
@@ -208,7 +208,7 @@ package struct HeadParser: Sendable {
                     return .failed((byte == ByteClass.lf ? Flaw.lineEnding : Flaw.fieldLine).error(role))
                 }
             case .value:
-                while i < end, ByteClass.fieldByte[Int(raw[i])] {
+                while i < end, ByteClass.isFieldByte(raw[i]) {
                     if !ByteClass.isSpace(raw[i]) { valueEnd = i + 1 }
                     i += 1
                 }

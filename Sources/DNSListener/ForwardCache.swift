@@ -36,7 +36,7 @@ struct ForwardCache<Instant: InstantProtocol>: Sendable where Instant.Duration =
 
         /// The key of `query` (its raw bytes for the client-subnet option).
         init(_ query: DNSQuery, raw: [UInt8]) {
-            var question = query.question
+            var question = Array(query.question)
             for index in 0..<max(0, question.count - 4) { question[index] = ForwardedResponse.lower(question[index]) }
             self.init(
                 question: question, edns: query.edns != nil, dnssecOK: query.edns?.dnssecOK ?? false, checkingDisabled: query.flags & 0x0010 != 0,

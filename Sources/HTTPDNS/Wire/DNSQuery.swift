@@ -22,8 +22,8 @@ public struct DNSQuery: Sendable, Equatable {
     /// The header's flags word as received (RD and CD are copied into answers).
     public var flags: UInt16
     /// The question section's bytes as received (name in its original case, type, class): echoed
-    /// in every answer.
-    public var question: [UInt8]
+    /// in every answer. A slice of the parsed message, not a copy (its indices are the message's).
+    public var question: ArraySlice<UInt8>
     /// The question name in text form, lowercased, without the trailing dot ("" for the root);
     /// nil when a label holds a byte that is not printable ASCII or a dot, which no cache key has.
     public var name: String?
@@ -40,7 +40,7 @@ public struct DNSQuery: Sendable, Equatable {
         return min(max(512, edns.payloadSize), Self.advertisedPayloadSize)
     }
 
-    public init(id: UInt16, flags: UInt16, question: [UInt8], name: String?, type: UInt16, qclass: UInt16, edns: EDNS?) {
+    public init(id: UInt16, flags: UInt16, question: ArraySlice<UInt8>, name: String?, type: UInt16, qclass: UInt16, edns: EDNS?) {
         self.id = id
         self.flags = flags
         self.question = question
@@ -96,7 +96,7 @@ public struct DNSQuery: Sendable, Equatable {
         guard nameEnd + 4 <= bytes.count else { throw formErr("message ends inside the question") }
         let type = UInt16(bytes[nameEnd]) << 8 | UInt16(bytes[nameEnd + 1])
         let qclass = UInt16(bytes[nameEnd + 2]) << 8 | UInt16(bytes[nameEnd + 3])
-        let question = Array(bytes[12..<(nameEnd + 4)])
+        let question = bytes[12..<(nameEnd + 4)]
         var reader = DNSWireReader(bytes)
         try? reader.skip(nameEnd + 4, "")
 
@@ -117,10 +117,10 @@ public struct DNSQuery: Sendable, Equatable {
                 edns = EDNS(payloadSize: max(512, Int(rrClass)), version: UInt8((ttl >> 16) & 0xFF), dnssecOK: ttl & 0x8000 != 0)
             }
         } catch {
-            throw formErr(error.description, question: question)
+            throw formErr(error.description, question: Array(question))
         }
         if let edns, edns.version != 0 {
-            throw .reply(rcode: RCode.badVers, id: id, flags: flags, question: question, edns: edns, reason: "EDNS version \(edns.version)")
+            throw .reply(rcode: RCode.badVers, id: id, flags: flags, question: Array(question), edns: edns, reason: "EDNS version \(edns.version)")
         }
         return DNSQuery(id: id, flags: flags, question: question, name: name, type: type, qclass: qclass, edns: edns)
     }

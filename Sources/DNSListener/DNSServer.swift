@@ -160,6 +160,10 @@ final class DNSUDPHandler: ChannelInboundHandler {
     /// Answers written since the last flush.
     private var pending = 0
     let flushEvery: Int
+    /// The datagram being answered, in storage reused from one datagram to the next: a query
+    /// answered at once has let go of it by then, so no allocation; one that waits (a miss, a
+    /// forward) still holds it, and copy-on-write gives the next datagram new storage.
+    private var datagram: [UInt8] = []
 
     init(responder: DNSResponder, flushEvery: Int = DNSServer.vectorReadCount) {
         self.responder = responder
@@ -169,8 +173,10 @@ final class DNSUDPHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
         let remote = envelope.remoteAddress
-        let bytes = Array(envelope.data.readableBytesView)
-        switch responder.respond(bytes, from: remote, transport: .udp, on: context.eventLoop) {
+        datagram.removeAll(keepingCapacity: true)
+        datagram.append(contentsOf: envelope.data.readableBytesView)
+        let reply = responder.respond(datagram, from: remote, transport: .udp, on: context.eventLoop)
+        switch reply {
         case .now(let answer?):
             let buffer = context.channel.allocator.buffer(bytes: answer)
             context.write(wrapOutboundOut(AddressedEnvelope(remoteAddress: remote, data: buffer)), promise: nil)

@@ -40,4 +40,30 @@ import Testing
         #expect(try Self.flushed(channel) == 0)
         _ = try channel.finish()
     }
+
+    /// The handler reads every datagram into one reused array: answers in one burst, each to a
+    /// different name, must each carry their own ID and question.
+    @Test func eachAnswerEchoesItsOwnQueryAcrossTheReusedDatagram() throws {
+        let responder = LocalRecordsResponderTests.responder("127.0.0.2 origin.test\n127.0.0.3 a.test\n127.0.0.4 a-much-longer-name.test\n")
+        let channel = EmbeddedChannel(handler: DNSUDPHandler(responder: responder, flushEvery: 32))
+        let names = ["a-much-longer-name.test", "a.test", "origin.test", "a.test"]
+        var sent: [[UInt8]] = []
+        for (index, name) in names.enumerated() {
+            var query = LocalRecordsResponderTests.query(name, type: 1)
+            query[0] = 0xA0
+            query[1] = UInt8(index)
+            sent.append(query)
+            channel.pipeline.fireChannelRead(NIOAny(AddressedEnvelope(remoteAddress: Self.client, data: ByteBuffer(bytes: query))))
+        }
+        channel.pipeline.fireChannelReadComplete()
+        for query in sent {
+            let envelope = try #require(try channel.readOutbound(as: AddressedEnvelope<ByteBuffer>.self))
+            let answer = Array(envelope.data.readableBytesView)
+            #expect(Array(answer[0..<2]) == Array(query[0..<2]), "the query's ID")
+            #expect(Array(answer[12..<query.count]) == Array(query[12...]), "the query's question")
+            #expect(answer[7] == 1, "one address")
+        }
+        #expect(try channel.readOutbound(as: AddressedEnvelope<ByteBuffer>.self) == nil)
+        _ = try channel.finish()
+    }
 }

@@ -11,10 +11,12 @@ import ProxyUpstream
 package final class DNSResponder: Sendable {
     enum Transport: Sendable { case udp, tcp }
 
-    /// What to send back: now (nil: nothing), or when a query or a forward completes.
+    /// What to send back: now (nil: nothing), or when a query or a forward completes; `written`:
+    /// now, in the caller's array (`respond(_:from:transport:on:into:)`).
     enum Reply {
         case now([UInt8]?)
         case later(EventLoopFuture<[UInt8]?>)
+        case written
     }
 
     /// An answer served after its TTL ran out carries at most this TTL (RFC 8767 section 4
@@ -88,6 +90,16 @@ package final class DNSResponder: Sendable {
     }
 
     func respond(_ bytes: [UInt8], from client: SocketAddress?, transport: Transport, on eventLoop: any EventLoop) -> Reply {
+        var answer: [UInt8] = []
+        let reply = respond(bytes, from: client, transport: transport, on: eventLoop, into: &answer)
+        if case .written = reply { return .now(answer) }
+        return reply
+    }
+
+    /// `respond`, with a cache hit's answer written into `answer` (`.written`), whose storage a
+    /// caller answering one query after another reuses: the UDP listener's hot path allocates no
+    /// array for it.
+    func respond(_ bytes: [UInt8], from client: SocketAddress?, transport: Transport, on eventLoop: any EventLoop, into answer: inout [UInt8]) -> Reply {
         let asked = Asked(client: client, transport: transport, started: queryLog == nil ? .uptimeNanoseconds(0) : .now())
         let query: DNSQuery
         do {
@@ -114,7 +126,9 @@ package final class DNSResponder: Sendable {
             guard let caching else { return forwardReply(query, raw: bytes, asked: asked, on: eventLoop) }
             if let hit = caching.cached(name) {
                 let source: DNSAnswerSource = if case .stale = hit { .stale } else { .cache }
-                return .now(finish(query, answer(query, hit: hit, family: family, limit: limit), source, asked))
+                self.answer(query, hit: hit, family: family, limit: limit, into: &answer)
+                _ = finish(query, answer, source, asked)
+                return .written
             }
             let promise = eventLoop.makePromise(of: [UInt8]?.self)
             promise.completeWithTask {
@@ -144,25 +158,32 @@ package final class DNSResponder: Sendable {
         return limiter.withLockedValue { $0.allow(address.unmappedIPv4 ?? address, now: now) }
     }
 
-    private func answer(_ query: DNSQuery, hit: CacheHit, family: DNSRecordType, limit: Int) -> [UInt8] {
+    private func answer(_ query: DNSQuery, hit: CacheHit, family: DNSRecordType, limit: Int, into out: inout [UInt8]) {
         switch hit {
         case .fresh(let answer, let remaining):
-            return addresses(query, answer, family: family, ttl: UInt32(clamping: remaining.components.seconds), limit: limit)
+            addresses(query, answer, family: family, ttl: UInt32(clamping: remaining.components.seconds), limit: limit, into: &out)
         case .stale(let answer, _):
-            return addresses(query, answer, family: family, ttl: Self.staleTTL(of: answer), limit: limit)
+            addresses(query, answer, family: family, ttl: Self.staleTTL(of: answer), limit: limit, into: &out)
         case .negative(let failure):
-            return negative(query, failure)
+            out = negative(query, failure)
         }
     }
 
     /// The cached answer's addresses of the asked family, healthiest first; NODATA when it has none.
     func addresses(_ query: DNSQuery, _ answer: ResolvedAnswer, family: DNSRecordType, ttl: UInt32, limit: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        addresses(query, answer, family: family, ttl: ttl, limit: limit, into: &out)
+        return out
+    }
+
+    func addresses(_ query: DNSQuery, _ answer: ResolvedAnswer, family: DNSRecordType, ttl: UInt32, limit: Int, into out: inout [UInt8]) {
         var ips = family == .a ? answer.ipv4 : answer.ipv6
         guard !ips.isEmpty else {
-            return DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.noError, negativeTTL: min(ttl, negativeTTLCap), limit: limit)
+            out = DNSAnswerBuilder.answer(to: query, rcode: DNSQuery.RCode.noError, negativeTTL: min(ttl, negativeTTLCap), limit: limit)
+            return
         }
         if let health { ips = health.ordered(ips: ips, preferringPort: Self.healthPort) }
-        return DNSAnswerBuilder.addressAnswer(to: query, type: family.rawValue, ttl: ttl, ips: ips, limit: limit)
+        DNSAnswerBuilder.addressAnswer(to: query, type: family.rawValue, ttl: ttl, ips: ips, limit: limit, into: &out)
     }
 
     /// The hosts file's answer for a name it gives: its addresses of the asked family, NODATA for

@@ -164,6 +164,9 @@ final class DNSUDPHandler: ChannelInboundHandler {
     /// answered at once has let go of it by then, so no allocation; one that waits (a miss, a
     /// forward) still holds it, and copy-on-write gives the next datagram new storage.
     private var datagram: [UInt8] = []
+    /// The answer to a cache hit, written here (storage reused the same way) and copied into the
+    /// outgoing buffer.
+    private var answer: [UInt8] = []
 
     init(responder: DNSResponder, flushEvery: Int = DNSServer.vectorReadCount) {
         self.responder = responder
@@ -175,16 +178,12 @@ final class DNSUDPHandler: ChannelInboundHandler {
         let remote = envelope.remoteAddress
         datagram.removeAll(keepingCapacity: true)
         datagram.append(contentsOf: envelope.data.readableBytesView)
-        let reply = responder.respond(datagram, from: remote, transport: .udp, on: context.eventLoop)
+        let reply = responder.respond(datagram, from: remote, transport: .udp, on: context.eventLoop, into: &answer)
         switch reply {
+        case .written:
+            send(answer, to: remote, context: context)
         case .now(let answer?):
-            let buffer = context.channel.allocator.buffer(bytes: answer)
-            context.write(wrapOutboundOut(AddressedEnvelope(remoteAddress: remote, data: buffer)), promise: nil)
-            pending += 1
-            if pending >= flushEvery {
-                pending = 0
-                context.flush()
-            }
+            send(answer, to: remote, context: context)
         case .now(nil):
             break
         case .later(let future):
@@ -194,6 +193,17 @@ final class DNSUDPHandler: ChannelInboundHandler {
                 let buffer = channel.allocator.buffer(bytes: answer)
                 channel.writeAndFlush(AddressedEnvelope(remoteAddress: remote, data: buffer), promise: nil)
             }
+        }
+    }
+
+    /// Written at once, flushed with the batch.
+    private func send(_ answer: [UInt8], to remote: SocketAddress, context: ChannelHandlerContext) {
+        let buffer = context.channel.allocator.buffer(bytes: answer)
+        context.write(wrapOutboundOut(AddressedEnvelope(remoteAddress: remote, data: buffer)), promise: nil)
+        pending += 1
+        if pending >= flushEvery {
+            pending = 0
+            context.flush()
         }
     }
 
@@ -223,7 +233,10 @@ final class DNSTCPHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = Array(unwrapInboundIn(data).readableBytesView)
         let remote = context.channel.remoteAddress
-        switch responder.respond(bytes, from: remote, transport: .tcp, on: context.eventLoop) {
+        var answer: [UInt8] = []
+        switch responder.respond(bytes, from: remote, transport: .tcp, on: context.eventLoop, into: &answer) {
+        case .written:
+            context.writeAndFlush(wrapOutboundOut(DNSTCPFrameDecoder.frame(answer, allocator: context.channel.allocator)), promise: nil)
         case .now(let answer?):
             context.writeAndFlush(wrapOutboundOut(DNSTCPFrameDecoder.frame(answer, allocator: context.channel.allocator)), promise: nil)
         case .now(nil):

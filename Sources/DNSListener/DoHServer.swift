@@ -119,7 +119,9 @@ final class DoHHandler: ChannelInboundHandler {
                         Self.write(status: 200, type: "application/dns-message", body: answer, keepAlive: keepAlive, channel: channel)
                     }
                 }
-                switch responder.respond(message, from: context.channel.remoteAddress, transport: .tcp, on: context.eventLoop) {
+                var answer: [UInt8] = []
+                switch responder.respond(message, from: context.channel.remoteAddress, transport: .tcp, on: context.eventLoop, into: &answer) {
+                case .written: send(answer)
                 case .now(let answer): send(answer)
                 case .later(let future): future.whenSuccess(send)
                 }

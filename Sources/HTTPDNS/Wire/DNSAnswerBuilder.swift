@@ -69,8 +69,16 @@ public enum DNSAnswerBuilder {
     /// buffer: no record values, no per-address arrays (the DNS listener's cached answers). Text
     /// that is not an address of that family is skipped. Too big for `limit`: TC=1, no records.
     public static func addressAnswer(to query: DNSQuery, type: UInt16, ttl: UInt32, ips: [String], limit: Int = 65535) -> [UInt8] {
-        let length = type == DNSRecordType.a.rawValue ? 4 : 16
         var out: [UInt8] = []
+        addressAnswer(to: query, type: type, ttl: ttl, ips: ips, limit: limit, into: &out)
+        return out
+    }
+
+    /// `addressAnswer` written into `out`, which it empties first and whose storage it keeps:
+    /// a caller answering one query after another reuses one array.
+    public static func addressAnswer(to query: DNSQuery, type: UInt16, ttl: UInt32, ips: [String], limit: Int = 65535, into out: inout [UInt8]) {
+        let length = type == DNSRecordType.a.rawValue ? 4 : 16
+        out.removeAll(keepingCapacity: true)
         out.reserveCapacity(12 + query.question.count + ips.count * (12 + length) + 11)
         append16(query.id, to: &out)
         append16(flags(rcode: DNSQuery.RCode.noError, queryFlags: query.flags, truncated: false), to: &out)
@@ -103,7 +111,6 @@ public enum DNSAnswerBuilder {
         out[6] = UInt8(count >> 8)
         out[7] = UInt8(count & 0xFF)
         if query.edns != nil { appendOPT(extendedRCode: 0, to: &out) }
-        return out
     }
 
     /// Appends the `length` (4 or 16) address bytes of `text`; false (nothing appended) when it is

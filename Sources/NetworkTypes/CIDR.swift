@@ -60,14 +60,26 @@ public struct CIDR: Sendable, Hashable {
     /// (`::ffff:10.1.2.3` is in `10.0.0.0/8`), since dual-stack sockets report
     /// IPv4 peers that way. The reverse is not done: an IPv6 block only matches
     /// IPv6 addresses, so `::/0` does not silently cover all of IPv4.
+    /// Compared byte by byte in place: no masked copy (the DNS listener and the proxy's
+    /// admission check a client on every query and connection).
     public func contains(_ ip: IPAddress) -> Bool {
-        var candidate = ip
+        var candidate = ip.bytes[...]
         if network.isIPv4 && !ip.isIPv4 {
-            guard let unmapped = ip.unmappedIPv4 else { return false }
-            candidate = unmapped
+            // The IPv4-mapped form, ::ffff:a.b.c.d, read in place (as `unmappedIPv4` would).
+            guard candidate.count == 16, candidate[0..<10].allSatisfy({ $0 == 0 }), candidate[10] == 0xff, candidate[11] == 0xff else {
+                return false
+            }
+            candidate = candidate[12..<16]
         }
-        guard candidate.bytes.count == network.bytes.count else { return false }
-        return CIDR.mask(candidate.bytes, prefixLength: prefixLength) == network.bytes
+        guard candidate.count == network.bytes.count else { return false }
+        for (offset, (byte, networkByte)) in zip(candidate, network.bytes).enumerated() {
+            let bitsInThisByte = max(0, min(8, prefixLength - offset * 8))
+            if bitsInThisByte == 0 { return true }
+            let byteMask: UInt8 = ~UInt8(0) << (8 - bitsInThisByte)
+            // `network` has its host bits cleared already.
+            if byte & byteMask != networkByte { return false }
+        }
+        return true
     }
 
     private static func mask(_ bytes: [UInt8], prefixLength: Int) -> [UInt8] {

@@ -47,6 +47,41 @@ import Testing
         #expect(!CIDR("1.2.3.4")!.contains(IPAddress("1.2.3.5")!))
     }
 
+    /// `contains` compares in place; here against masking both sides, for every prefix of both
+    /// families and addresses around each block's edges (and the mapped form of the IPv4 ones).
+    @Test func containsAgreesWithMaskingEveryPrefix() throws {
+        func masked(_ bytes: [UInt8], _ prefix: Int) -> [UInt8] {
+            bytes.enumerated().map { index, byte in
+                let bits = max(0, min(8, prefix - index * 8))
+                return bits == 0 ? 0 : byte & (~UInt8(0) << (8 - bits))
+            }
+        }
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt8 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return UInt8(truncatingIfNeeded: state >> 33)
+        }
+        for width in [4, 16] {
+            for prefix in 0...(width * 8) {
+                for _ in 0..<40 {
+                    let base = (0..<width).map { _ in next() }
+                    let address = try #require(IPAddress(bytes: base))
+                    let block = try #require(CIDR(address: address, prefixLength: prefix))
+                    var near = base
+                    near[Int(next()) % width] ^= UInt8(1) << (next() % 8)   // one bit flipped
+                    for candidate in [base, near, (0..<width).map { _ in next() }] {
+                        let ip = try #require(IPAddress(bytes: candidate))
+                        let expected = masked(candidate, prefix) == block.network.bytes
+                        #expect(block.contains(ip) == expected, "\(ip) in \(block)")
+                        if width == 4 {
+                            #expect(block.contains(ip.mappedIPv6) == expected, "\(ip.mappedIPv6) in \(block)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     @Test func ipv4BlockMatchesMappedIPv6() throws {
         let net = try #require(CIDR("10.0.0.0/8"))
         #expect(net.contains(IPAddress("::ffff:10.1.2.3")!))

@@ -14,7 +14,8 @@ enum CurlTrustDirectory {
         return holdsHashedAnchors(directory) ? directory : nil
     }()
 
-    /// Whether `directory` has an entry named eight lowercase hex digits, a dot and digits.
+    /// Whether `directory` has an entry named eight lowercase hex digits, a dot and digits (the
+    /// check OpenSSLTLS's `SystemTrustLocation` makes for the proxy's own contexts).
     static func holdsHashedAnchors(_ directory: String) -> Bool {
         guard let handle = opendir(directory) else { return false }
         defer { closedir(handle) }

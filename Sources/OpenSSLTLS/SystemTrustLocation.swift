@@ -29,24 +29,19 @@ public enum SystemTrustLocation: Sendable, Equatable {
     /// The bundle file of OpenSSL's build (`SSL_CERT_FILE` aside).
     package static var openSSLDefaultFile: String { String(cString: X509_get_default_cert_file()) }
 
-    /// Whether `directory` holds at least one `HHHHHHHH.N` entry (eight hex digits, a dot, a
-    /// digit or more): the names OpenSSL's directory lookup opens.
+    /// Whether `directory` holds at least one `HHHHHHHH.N` entry (eight lowercase hex digits, a
+    /// dot, digits): the names OpenSSL's directory lookup opens. CurlTransport's
+    /// `CurlTrustDirectory` makes the same check for libcurl (the modules share no dependency).
     static func hasHashedAnchors(_ directory: String) -> Bool {
         guard let handle = opendir(directory) else { return false }
         defer { closedir(handle) }
+        let hex = Set("0123456789abcdef".utf8), digits = Set("0123456789".utf8)
         while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            if name.count >= 10, name[8] == UInt8(ascii: "."), name[..<8].allSatisfy(hex.contains), name[9...].allSatisfy(digits.contains) {
+                return true
             }
-            if isHashedName(name) { return true }
         }
         return false
-    }
-
-    static func isHashedName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard bytes.count >= 10, bytes[8] == UInt8(ascii: ".") else { return false }
-        let isHex = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) }
-        return bytes[..<8].allSatisfy(isHex) && bytes[9...].allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 }

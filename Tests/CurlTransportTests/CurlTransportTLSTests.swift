@@ -5,6 +5,18 @@ import TestSupport
 /// The resolver service over HTTPS: reached by a pinned IP, verified against the URL's name.
 @Suite("CurlTransport TLS to a pinned resolver")
 struct CurlTransportTLSTests {
+    /// `request` fails with a TLS error; `accepted` is recorded when it succeeds.
+    static func expectRefusedTLS(_ transport: CurlTransport, _ request: CurlRequest, _ accepted: Comment) async {
+        do {
+            _ = try await transport.send(request)
+            Issue.record(accepted)
+        } catch let error as CurlTransportError {
+            #expect(error.shortDescription == "tls")
+        } catch {
+            Issue.record("not a CurlTransportError: \(error)")
+        }
+    }
+
     @Test("the certificate is checked against the URL's host, not the pinned IP")
     func verifiesTheServiceName() async throws {
         let ca = try TestCA()
@@ -24,12 +36,7 @@ struct CurlTransportTLSTests {
 
         // Without the private CA the same service is untrusted.
         request.caFile = nil
-        do {
-            _ = try await transport.send(request)
-            Issue.record("an untrusted certificate was accepted")
-        } catch let error as CurlTransportError {
-            #expect(error.shortDescription == "tls")
-        }
+        await Self.expectRefusedTLS(transport, request, "an untrusted certificate was accepted")
         try await origin.shutdown()
     }
 
@@ -44,12 +51,7 @@ struct CurlTransportTLSTests {
         var request = CurlRequest(url: "https://localhost:\(origin.port)/hello")
         request.pinnedAddresses = ["127.0.0.1"]
         request.caFile = caFile
-        do {
-            _ = try await transport.send(request)
-            Issue.record("a certificate for another name was accepted")
-        } catch let error as CurlTransportError {
-            #expect(error.shortDescription == "tls")
-        }
+        await Self.expectRefusedTLS(transport, request, "a certificate for another name was accepted")
         try await origin.shutdown()
     }
 
@@ -71,12 +73,7 @@ struct CurlTransportTLSTests {
         let other = CurlTransport()
         defer { other.shutdown() }
         request.caDirectory = try TestCA(commonName: "Unrelated Test CA").writeHashedDirectory()
-        do {
-            _ = try await other.send(request)
-            Issue.record("a certificate outside the directory was accepted")
-        } catch let error as CurlTransportError {
-            #expect(error.shortDescription == "tls")
-        }
+        await Self.expectRefusedTLS(other, request, "a certificate outside the directory was accepted")
         try await origin.shutdown()
     }
 }

@@ -92,8 +92,7 @@ public struct TestCA: Sendable {
         var ok: CInt = 0
         let hash = X509_NAME_hash_ex(X509_get_subject_name(certificate.pointer), nil, nil, &ok)
         guard ok == 1 else { throw TestCAError("cannot hash the CA's subject name: \(openSSLErrorReason())") }
-        let name = String(hash, radix: 16)
-        let file = try TestCA.writeTemporaryFile(named: String(repeating: "0", count: max(0, 8 - name.count)) + name + ".0", contents: self.certificatePEM)
+        let file = try TestCA.writeTemporaryFile(named: String(format: "%08lx.0", hash), contents: self.certificatePEM)
         return (file as NSString).deletingLastPathComponent
     }
 

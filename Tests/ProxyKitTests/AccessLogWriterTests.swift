@@ -116,6 +116,28 @@ import Testing
         #expect(expected == ",\"k\":\"a\\\"b\\\\c\\n\\r\\t\\u0001\\u001fé/\u{7f}\"")
     }
 
+    /// The line grows past its memory at every kind of piece (escapes six bytes wide included)
+    /// and keeps every byte: the same text as escaping with `JSONText` into a String.
+    @Test func aLineGrowsWithoutLosingBytes() {
+        var line = JSONLine(capacity: 16)
+        var expected = ""
+        for round in 0..<200 {
+            let value = String(repeating: "\u{01}\"é", count: round % 7) + "v\(round)"
+            line.string("k", value)
+            expected += ",\"k\":"
+            JSONText.appendQuoted(value, to: &expected)
+            line.decimal(round * 1_000_003)
+            expected += String(round * 1_000_003)
+            line.raw(" ")
+            expected += " "
+        }
+        #expect(line.text == expected)
+        #expect(line.bytes == Array(expected.utf8))
+        line.removeAll()
+        line.requestID(0x5f1c_09a2_0000_0003, 12)
+        #expect(line.text == "5f1c09a200000003-12")
+    }
+
     @Test func decimalsIncludingTheExtremes() {
         for value in [0, 7, 10, 99, 100, 65_535, -1, -120, Int.max, Int.min] {
             var line = JSONLine(bytes: [])

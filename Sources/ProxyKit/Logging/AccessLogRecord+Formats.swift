@@ -18,7 +18,7 @@ extension AccessLogRecord {
         out.raw(" - ")
         out.quotedField(user, quotes: false)
         out.raw(" [")
-        out.bytes += time
+        out.append(time)
         out.raw("] \"")
         if method == "-" {
             out.raw("-")
@@ -51,14 +51,14 @@ extension AccessLogRecord {
     func appendSquid(to out: inout JSONLine, seconds: Int, milliseconds: Int) {
         out.decimal(seconds)
         out.raw(".")
-        out.bytes.append(UInt8(ascii: "0") + UInt8(milliseconds / 100))
-        out.bytes.append(UInt8(ascii: "0") + UInt8(milliseconds / 10 % 10))
-        out.bytes.append(UInt8(ascii: "0") + UInt8(milliseconds % 10))
+        out.byte(UInt8(ascii: "0") + UInt8(milliseconds / 100))
+        out.byte(UInt8(ascii: "0") + UInt8(milliseconds / 10 % 10))
+        out.byte(UInt8(ascii: "0") + UInt8(milliseconds % 10))
         let elapsed = Int(totalMs.rounded())
         var width = 1
         var rest = elapsed / 10
         while rest > 0 { width += 1; rest /= 10 }
-        for _ in width..<6 { out.bytes.append(UInt8(ascii: " ")) }
+        for _ in width..<6 { out.byte(UInt8(ascii: " ")) }
         out.raw(" ")
         out.decimal(elapsed)
         out.raw(" ")
@@ -66,9 +66,9 @@ extension AccessLogRecord {
         out.raw(" ")
         out.raw(squidResultCode)
         out.raw("/")
-        out.bytes.append(UInt8(ascii: "0") + UInt8(status / 100 % 10))
-        out.bytes.append(UInt8(ascii: "0") + UInt8(status / 10 % 10))
-        out.bytes.append(UInt8(ascii: "0") + UInt8(status % 10))
+        out.byte(UInt8(ascii: "0") + UInt8(status / 100 % 10))
+        out.byte(UInt8(ascii: "0") + UInt8(status / 10 % 10))
+        out.byte(UInt8(ascii: "0") + UInt8(status % 10))
         out.raw(" ")
         out.decimal(bytesDown)
         out.raw(" ")
@@ -174,10 +174,10 @@ extension JSONLine {
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0..<0x20, 0x7F...:
             raw("\\x")
-            bytes.append(Self.hexDigit(byte >> 4))
-            bytes.append(Self.hexDigit(byte & 0xF))
+            self.byte(Self.hexDigit(byte >> 4))
+            self.byte(Self.hexDigit(byte & 0xF))
         default:
-            bytes.append(byte)
+            self.byte(byte)
         }
     }
 
@@ -188,7 +188,7 @@ extension JSONLine {
             raw(quotes ? "\"-\"" : "-")
             return
         }
-        if quotes { bytes.append(UInt8(ascii: "\"")) }
+        if quotes { byte(UInt8(ascii: "\"")) }
         for byte in value.utf8 {
             if !quotes && byte == UInt8(ascii: " ") {
                 raw("\\x20")
@@ -196,12 +196,9 @@ extension JSONLine {
                 escaped(byte)
             }
         }
-        if quotes { bytes.append(UInt8(ascii: "\"")) }
+        if quotes { byte(UInt8(ascii: "\"")) }
     }
 
-    static func hexDigit(_ value: UInt8) -> UInt8 {
-        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
-    }
 }
 
 /// `25/Nov/2026:16:45:00 +0000` (nginx's `$time_local`, in UTC), formatted once per second.

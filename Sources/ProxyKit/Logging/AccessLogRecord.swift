@@ -97,9 +97,9 @@ package struct AccessLogRecord: Sendable, Equatable {
     package var requestID: String? {
         if let clientRequestID { return clientRequestID }
         guard connectionID != 0 else { return nil }
-        var line = JSONLine(bytes: [])
+        var line = JSONLine(capacity: 40)
         line.requestID(connectionID, exchange)
-        return String(decoding: line.bytes, as: UTF8.self)
+        return line.text
     }
 
     /// Labels of the ends that are not a `ProxyError`.
@@ -137,16 +137,16 @@ package struct AccessLogRecord: Sendable, Equatable {
 
     /// The record as one JSON object (no trailing newline).
     package func jsonLine(timestamp: String) -> String {
-        var line = JSONLine(bytes: [])
+        var line = JSONLine()
         appendJSON(to: &line, timestamp: Array(timestamp.utf8))
-        return String(decoding: line.bytes, as: UTF8.self)
+        return line.text
     }
 
     /// Appends the record as one JSON object (no trailing newline): bytes straight into the log
     /// buffer, no intermediate strings.
     func appendJSON(to out: inout JSONLine, timestamp: [UInt8]) {
         out.raw("{\"ts\":\"")
-        out.bytes += timestamp
+        out.append(timestamp)
         out.raw("\",\"type\":\"")
         out.raw(kind.rawValue)
         out.raw("\"")
@@ -200,16 +200,82 @@ package struct AccessLogRecord: Sendable, Equatable {
     }
 }
 
-/// A JSON line being built as UTF-8 bytes.
-struct JSONLine {
-    var bytes: [UInt8]
+/// A log line being built as UTF-8 bytes, in memory of its own written through a pointer.
+///
+/// Noncopyable: it owns that memory and frees it. A buffer reused line after line (`LineBuffer`
+/// keeps one) formats with no allocation and no per-piece array bookkeeping: each piece is one
+/// capacity check and a copy.
+struct JSONLine: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int = 512) {
+        self.capacity = Swift.max(capacity, 16)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    init(bytes: [UInt8]) {
+        self.init(capacity: bytes.count + 256)
+        append(bytes)
+    }
+
+    deinit { base.deallocate() }
+
+    /// A copy of the bytes written.
+    var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// The bytes written, as text.
+    var text: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
+
+    func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try body(UnsafeBufferPointer(start: base, count: count))
+    }
+
+    /// Empties the line, keeping its memory.
+    mutating func removeAll() { count = 0 }
+
+    @inline(__always)
+    mutating func reserve(_ more: Int) {
+        if capacity - count < more { grow(more) }
+    }
+
+    @inline(never)
+    private mutating func grow(_ more: Int) {
+        let grown = Swift.max(capacity * 2, count + more)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+        moved.update(from: base, count: count)
+        base.deallocate()
+        base = moved
+        capacity = grown
+    }
+
+    @inline(__always)
+    mutating func byte(_ value: UInt8) {
+        reserve(1)
+        base[count] = value
+        count += 1
+    }
+
+    mutating func append(_ piece: UnsafeBufferPointer<UInt8>) {
+        guard let source = piece.baseAddress, !piece.isEmpty else { return }
+        reserve(piece.count)
+        (base + count).update(from: source, count: piece.count)
+        count += piece.count
+    }
+
+    mutating func append(_ piece: [UInt8]) {
+        piece.withUnsafeBufferPointer { append($0) }
+    }
 
     mutating func raw(_ text: StaticString) {
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     mutating func raw(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+        if text.utf8.withContiguousStorageIfAvailable({ append($0) }) == nil {
+            for value in text.utf8 { byte(value) }
+        }
     }
 
     /// `,"key":"value"` (escaped) or `,"key":null`.
@@ -218,62 +284,77 @@ struct JSONLine {
         raw(key)
         raw("\":")
         guard let value else { return raw("null") }
-        bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): raw("\\\"")
-            case UInt8(ascii: "\\"): raw("\\\\")
-            case UInt8(ascii: "\n"): raw("\\n")
-            case UInt8(ascii: "\r"): raw("\\r")
-            case UInt8(ascii: "\t"): raw("\\t")
-            case 0..<0x20:
-                raw("\\u00")
-                bytes.append(Self.hex[Int(byte >> 4)])
-                bytes.append(Self.hex[Int(byte & 0xF)])
-            default: bytes.append(byte)  // UTF-8 of a Swift String is valid: copied as it is
-            }
+        if value.utf8.withContiguousStorageIfAvailable({ quoted($0) }) == nil {
+            let copied = Array(value.utf8)
+            copied.withUnsafeBufferPointer { quoted($0) }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    /// `"text"` with JSON's escapes: at most six bytes out per byte in, so one capacity check.
+    private mutating func quoted(_ text: UnsafeBufferPointer<UInt8>) {
+        reserve(text.count * 6 + 2)
+        var out = base + count
+        out.pointee = UInt8(ascii: "\""); out += 1
+        for byte in text {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                out[0] = UInt8(ascii: "\\"); out[1] = byte; out += 2
+            case UInt8(ascii: "\n"):
+                out[0] = UInt8(ascii: "\\"); out[1] = UInt8(ascii: "n"); out += 2
+            case UInt8(ascii: "\r"):
+                out[0] = UInt8(ascii: "\\"); out[1] = UInt8(ascii: "r"); out += 2
+            case UInt8(ascii: "\t"):
+                out[0] = UInt8(ascii: "\\"); out[1] = UInt8(ascii: "t"); out += 2
+            case 0..<0x20:
+                out[0] = UInt8(ascii: "\\"); out[1] = UInt8(ascii: "u"); out[2] = UInt8(ascii: "0"); out[3] = UInt8(ascii: "0")
+                out[4] = Self.hexDigit(byte >> 4); out[5] = Self.hexDigit(byte & 0xF); out += 6
+            default:
+                out.pointee = byte; out += 1  // UTF-8 of a Swift String is valid: copied as it is
+            }
+        }
+        out.pointee = UInt8(ascii: "\""); out += 1
+        count = out - base
+    }
 
     /// `<connection id as 16 hex digits>-<exchange number>`, no allocation.
     mutating func requestID(_ connection: UInt64, _ exchange: Int) {
+        reserve(17)
         var shift: UInt64 = 60
         while true {
-            bytes.append(Self.hex[Int((connection >> shift) & 0xF)])
+            base[count] = Self.hexDigit(UInt8((connection >> shift) & 0xF))
+            count += 1
             if shift == 0 { break }
             shift -= 4
         }
-        bytes.append(UInt8(ascii: "-"))
+        base[count] = UInt8(ascii: "-")
+        count += 1
         decimal(exchange)
     }
 
     mutating func decimal(_ value: Int) {
         if value < 0 {
-            bytes.append(UInt8(ascii: "-"))
+            byte(UInt8(ascii: "-"))
             // magnitude as UInt: Int.min has no positive Int
             return unsigned(value.magnitude)
         }
         unsigned(UInt(value))
     }
 
+    /// The digits written from the end of a 20-byte window (UInt.max has 20), then moved down.
     private mutating func unsigned(_ value: UInt) {
-        if value < 10 { return bytes.append(UInt8(ascii: "0") + UInt8(value)) }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
+        if value < 10 { return byte(UInt8(ascii: "0") + UInt8(value)) }
+        reserve(20)
+        let window = base + count
+        var end = 20
         var rest = value
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            while rest > 0 {
-                buffer[19 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-                count += 1
-            }
-            bytes.append(contentsOf: buffer[(20 - count)...])
+        while rest > 0 {
+            end -= 1
+            window[end] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
         }
+        let digits = 20 - end
+        UnsafeMutableRawPointer(window).copyMemory(from: window + end, byteCount: digits)  // memmove
+        count += digits
     }
 
     /// `,"key":12.345` — milliseconds rounded to microseconds, trailing zeros dropped (`12`,
@@ -285,19 +366,23 @@ struct JSONLine {
         guard let value else { return raw("null") }
         guard value.isFinite, abs(value) < 1e12 else { return raw(JSONText.formatMs(value)) }
         let micros = Int((value * 1000).rounded())
-        if micros < 0 { bytes.append(UInt8(ascii: "-")) }
+        if micros < 0 { byte(UInt8(ascii: "-")) }
         let magnitude = micros.magnitude
         unsigned(magnitude / 1000)
         var fraction = magnitude % 1000
         guard fraction != 0 else { return }
-        bytes.append(UInt8(ascii: "."))
+        byte(UInt8(ascii: "."))
         var width = 3
         while fraction % 10 == 0 { fraction /= 10; width -= 1 }
         var divisor: UInt = width == 3 ? 100 : width == 2 ? 10 : 1
         while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
+            byte(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
             divisor /= 10
         }
+    }
+
+    static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 }
 

@@ -189,6 +189,8 @@ final class LineBuffer: @unchecked Sendable {
     private var drain: (@Sendable () -> Void)?
     var clock = TimestampCache()
     var combinedClock = CombinedTimestampCache()
+    /// Where the next line is formatted (its memory kept from line to line).
+    private var scratch = LogLine(line: JSONLine(capacity: 1024))
     let format: AccessLogFormat
 
     init(format: AccessLogFormat = .json) {
@@ -226,29 +228,28 @@ final class LineBuffer: @unchecked Sendable {
     func appendJSON(_ fields: (inout LogLine) -> Void) {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
-        var line = LogLine(line: JSONLine(bytes: bytes))
-        bytes = []
-        line.line.raw("{\"ts\":\"")
-        line.line.bytes.append(contentsOf: clock.stamp(ts))
-        line.line.raw("\"")
-        fields(&line)
-        line.line.raw("}\n")
-        bytes = line.line.bytes
+        scratch.line.removeAll()
+        scratch.line.raw("{\"ts\":\"")
+        scratch.line.append(clock.stamp(ts))
+        scratch.line.raw("\"")
+        fields(&scratch)
+        scratch.line.raw("}\n")
+        scratch.line.withBytes { bytes.append(contentsOf: $0) }
     }
 
-    /// Call with `lock` held.
+    /// Call with `lock` held: the record formatted in the reused scratch line, then copied in
+    /// one piece onto the pending bytes.
     func append(_ record: AccessLogRecord) {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
-        var line = JSONLine(bytes: bytes)
-        bytes = []  // keep one owner of the storage while appending (no copy)
+        scratch.line.removeAll()
         switch format {
-        case .json: record.appendJSON(to: &line, timestamp: clock.stamp(ts))
-        case .combined: record.appendCombined(to: &line, time: combinedClock.stamp(ts))
-        case .squid: record.appendSquid(to: &line, seconds: Int(ts.tv_sec), milliseconds: Int(ts.tv_nsec / 1_000_000))
+        case .json: record.appendJSON(to: &scratch.line, timestamp: clock.stamp(ts))
+        case .combined: record.appendCombined(to: &scratch.line, time: combinedClock.stamp(ts))
+        case .squid: record.appendSquid(to: &scratch.line, seconds: Int(ts.tv_sec), milliseconds: Int(ts.tv_nsec / 1_000_000))
         }
-        line.bytes.append(UInt8(ascii: "\n"))
-        bytes = line.bytes
+        scratch.line.byte(UInt8(ascii: "\n"))
+        scratch.line.withBytes { bytes.append(contentsOf: $0) }
     }
 }
 
@@ -339,7 +340,7 @@ package enum Timestamp {
 }
 
 /// The fields of a JSON log line other than an access record's (`AccessLogWriter.writeJSON`).
-package struct LogLine {
+package struct LogLine: ~Copyable {
     var line: JSONLine
 
     /// `,"key":"value"` (escaped), or `null` for nil.

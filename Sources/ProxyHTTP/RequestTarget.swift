@@ -23,42 +23,55 @@ package struct RequestTarget: Sendable, Hashable {
 
     /// Parses an absolute-form request target (RFC 9112 §3.2.2). Only `http` and `https`.
     ///
-    /// This runs for every forwarded request, so it scans UTF-8 bytes (all delimiters are ASCII)
-    /// and copies the host and authority as written when they are already in canonical form.
+    /// This runs for every forwarded request, so it scans the UTF-8 bytes by offset (all
+    /// delimiters are ASCII) and copies the host and authority as written when they are already
+    /// in canonical form.
     package static func parseAbsolute(_ uri: String) throws(ProxyError) -> RequestTarget {
-        let bytes = uri.utf8
+        var uri = uri
+        uri.makeContiguousUTF8()  // a native string already is: nothing happens
+        let parsed = uri.utf8.withContiguousStorageIfAvailable { bytes -> Result<RequestTarget, ProxyError> in
+            do throws(ProxyError) {
+                return .success(try parseAbsolute(bytes, uri: uri))
+            } catch {
+                return .failure(error)
+            }
+        }
+        guard let parsed else { preconditionFailure("a contiguous string has contiguous UTF-8") }
+        return try parsed.get()
+    }
+
+    private static func parseAbsolute(_ bytes: UnsafeBufferPointer<UInt8>, uri: String) throws(ProxyError) -> RequestTarget {
         guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")) else {
             throw uri.hasPrefix("/") || uri == "*" ? .originForm(uri) : .malformed("request target '\(ProxyError.sanitized(uri))' is not an absolute URI")
         }
         guard let scheme = Scheme(caseInsensitive: bytes[..<schemeEnd]) else {
             if uri.hasPrefix("/") { throw .originForm(uri) }
-            throw ProxyError(.unsupportedScheme, "scheme '\(ProxyError.sanitized(String(uri[..<schemeEnd].lowercased()), limit: 20))' is not supported (use http://, https://, ws:// or wss://)")
+            let written = text(bytes, 0..<schemeEnd).lowercased()
+            throw ProxyError(.unsupportedScheme, "scheme '\(ProxyError.sanitized(written, limit: 20))' is not supported (use http://, https://, ws:// or wss://)")
         }
         let slash = UInt8(ascii: "/")
-        let afterScheme = bytes.index(after: schemeEnd)
-        guard afterScheme < bytes.endIndex, bytes[afterScheme] == slash,
-              bytes.index(after: afterScheme) < bytes.endIndex, bytes[bytes.index(after: afterScheme)] == slash
+        guard schemeEnd + 2 < bytes.count, bytes[schemeEnd + 1] == slash, bytes[schemeEnd + 2] == slash
         else {
             throw .malformed("request target '\(ProxyError.sanitized(uri))' has no authority")
         }
-        let authorityStart = bytes.index(afterScheme, offsetBy: 2)
+        let authorityStart = schemeEnd + 3
         var authorityEnd = authorityStart
-        while authorityEnd < bytes.endIndex {
+        while authorityEnd < bytes.count {
             let byte = bytes[authorityEnd]
             if byte == slash || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
             if byte == UInt8(ascii: "@") { throw .malformed("credentials in the request URI are not supported") }
-            bytes.formIndex(after: &authorityEnd)
+            authorityEnd += 1
         }
-        let parsed = try parseHostPort(uri[authorityStart..<authorityEnd], defaultPort: scheme.defaultPort)
+        let parsed = try hostPort(UnsafeBufferPointer(rebasing: bytes[authorityStart..<authorityEnd]), defaultPort: scheme.defaultPort)
 
-        let pathEnd = bytes[authorityEnd...].firstIndex(of: UInt8(ascii: "#")) ?? bytes.endIndex
+        let pathEnd = bytes[authorityEnd...].firstIndex(of: UInt8(ascii: "#")) ?? bytes.count
         let pathAndQuery: String
         if authorityEnd == pathEnd {
             pathAndQuery = "/"
         } else if bytes[authorityEnd] == UInt8(ascii: "?") {
-            pathAndQuery = "/" + uri[authorityEnd..<pathEnd]
+            pathAndQuery = "/" + text(bytes, authorityEnd..<pathEnd)
         } else {
-            pathAndQuery = String(uri[authorityEnd..<pathEnd])
+            pathAndQuery = text(bytes, authorityEnd..<pathEnd)
         }
         return RequestTarget(
             scheme: scheme,
@@ -81,34 +94,51 @@ package struct RequestTarget: Sendable, Hashable {
     /// `authority` is the Host header value: the lowercased host (bracketed when IPv6), plus
     /// ":port" when the text named a port.
     static func parseHostPort(_ text: Substring, defaultPort: Int) throws(ProxyError) -> (host: String, port: Int, hadPort: Bool, authority: String) {
-        let bytes = text.utf8
+        var text = text
+        text.makeContiguousUTF8()
+        let parsed = text.utf8.withContiguousStorageIfAvailable { bytes -> Result<(host: String, port: Int, hadPort: Bool, authority: String), ProxyError> in
+            do throws(ProxyError) {
+                return .success(try hostPort(bytes, defaultPort: defaultPort))
+            } catch {
+                return .failure(error)
+            }
+        }
+        guard let parsed else { preconditionFailure("a contiguous string has contiguous UTF-8") }
+        return try parsed.get()
+    }
+
+    /// `parseHostPort` on the authority's bytes.
+    private static func hostPort(_ bytes: UnsafeBufferPointer<UInt8>, defaultPort: Int) throws(ProxyError) -> (host: String, port: Int, hadPort: Bool, authority: String) {
         guard !bytes.isEmpty else { throw .malformed("the request URI has an empty host") }
         let colon = UInt8(ascii: ":")
-        let hostRange: Range<String.Index>
-        var portStart: String.Index?
-        if bytes.first == UInt8(ascii: "[") {
+        let hostRange: Range<Int>
+        var portStart: Int?
+        let bracketed = bytes[0] == UInt8(ascii: "[")
+        if bracketed {
             guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else {
-                throw .malformed("unterminated IPv6 literal in '\(ProxyError.sanitized(String(text)))'")
+                throw .malformed("unterminated IPv6 literal in '\(ProxyError.sanitized(text(bytes, 0..<bytes.count)))'")
             }
-            hostRange = bytes.index(after: bytes.startIndex)..<close
-            let after = bytes.index(after: close)
-            if after < bytes.endIndex {
-                guard bytes[after] == colon else { throw .malformed("unexpected characters after IPv6 literal in '\(ProxyError.sanitized(String(text)))'") }
-                portStart = bytes.index(after: after)
+            hostRange = 1..<close
+            let after = close + 1
+            if after < bytes.count {
+                guard bytes[after] == colon else {
+                    throw .malformed("unexpected characters after IPv6 literal in '\(ProxyError.sanitized(text(bytes, 0..<bytes.count)))'")
+                }
+                portStart = after + 1
             }
             guard !hostRange.isEmpty, bytes[hostRange].allSatisfy(Self.isIPv6LiteralByte) else {
-                throw .malformed("invalid IPv6 literal '[\(ProxyError.sanitized(String(text[hostRange])))]'")
+                throw .malformed("invalid IPv6 literal '[\(ProxyError.sanitized(text(bytes, hostRange)))]'")
             }
         } else {
             if let lastColon = bytes.lastIndex(of: colon) {
-                hostRange = bytes.startIndex..<lastColon
-                portStart = bytes.index(after: lastColon)
+                hostRange = 0..<lastColon
+                portStart = lastColon + 1
             } else {
-                hostRange = bytes.startIndex..<bytes.endIndex
+                hostRange = 0..<bytes.count
             }
             guard !hostRange.isEmpty else { throw .malformed("the request URI has an empty host") }
-            guard bytes[hostRange].count <= 253, bytes[hostRange].allSatisfy(Self.isRegNameByte) else {
-                throw .malformed("invalid host '\(ProxyError.sanitized(String(text[hostRange])))'")
+            guard hostRange.count <= 253, bytes[hostRange].allSatisfy(Self.isRegNameByte) else {
+                throw .malformed("invalid host '\(ProxyError.sanitized(text(bytes, hostRange)))'")
             }
         }
         var port = defaultPort
@@ -121,22 +151,29 @@ package struct RequestTarget: Sendable, Hashable {
                 value = value * 10 + Int(byte - UInt8(ascii: "0"))
             }
             guard !portBytes.isEmpty, portBytes.count <= 5, (1...65535).contains(value) else {
-                throw .malformed("invalid port '\(ProxyError.sanitized(String(text[portStart...]), limit: 20))'")
+                throw .malformed("invalid port '\(ProxyError.sanitized(text(bytes, portStart..<bytes.count), limit: 20))'")
             }
             port = value
             portIsCanonical = portBytes.first != UInt8(ascii: "0")
         }
         let hasUpper = bytes.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
-        let host = hasUpper ? text[hostRange].lowercased() : String(text[hostRange])
+        // The host's bytes were checked to be ASCII: lowering them is `lowercased()`.
+        let host = hasUpper ? String(decoding: bytes[hostRange].map { $0 &- 0x41 < 26 ? $0 | 0x20 : $0 }, as: UTF8.self) : text(bytes, hostRange)
         let authority: String
         if !hasUpper && portIsCanonical {
             // Already "host", "host:port", "[v6]" or "[v6]:port" as we would write it.
-            authority = String(text)
+            authority = text(bytes, 0..<bytes.count)
         } else {
-            let hostForHeader = bytes.first == UInt8(ascii: "[") ? "[\(host)]" : host
+            let hostForHeader = bracketed ? "[\(host)]" : host
             authority = portStart == nil ? hostForHeader : "\(hostForHeader):\(port)"
         }
         return (host, port, portStart != nil, authority)
+    }
+
+    /// The bytes in `range` as a String (the text they were cut from is valid UTF-8, and every cut
+    /// is next to an ASCII delimiter, so nothing is repaired).
+    private static func text(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
     }
 
     private static func isIPv6LiteralByte(_ byte: UInt8) -> Bool {
@@ -162,7 +199,7 @@ package struct RequestTarget: Sendable, Hashable {
 
 extension RequestTarget.Scheme {
     /// `http` or `https` in any letter case.
-    init?(caseInsensitive bytes: Substring.UTF8View) {
+    init?(caseInsensitive bytes: some Sequence<UInt8>) {
         var lowered: UInt64 = 0
         var count = 0
         for byte in bytes {

@@ -38,7 +38,8 @@ extension ClientConnectionStateMachine {
 
         /// Takes a reload offered since the last request; true when there was one.
         mutating func applyReload() -> Bool {
-            guard let reload = pendingReload.take() else { return false }
+            // Checked first: `take()` moves the whole optional (two kilobytes) even when it is nil.
+            guard pendingReload != nil, let reload = pendingReload.take() else { return false }
             (configuration, authenticator) = reload
             return true
         }

@@ -21,7 +21,15 @@ struct RequestHead {
         case outgoing(OutgoingRequestHead)
     }
 
-    var storage: Storage
+    private(set) var storage: Storage
+    /// What every request asks of its head several times, read from it once: each look at the
+    /// codec's head through `codecHead` copies it (140 bytes and a retain of its buffer).
+    private let methodKind: MethodKind
+    /// The minor HTTP version (1.0 or 1.1).
+    let minorVersion: Int
+    let isKeepAlive: Bool
+    /// The method as written in logs (`GET`, `CONNECT`, an extension method's own name).
+    let methodName: String
     /// A CONNECT head after which more bytes were already read: the client did not wait for the
     /// answer, so what follows is tunnel bytes and a refusal cannot keep the connection.
     var bytesFollowed = false
@@ -32,16 +40,25 @@ struct RequestHead {
     init(_ storage: HTTPRequestHead) {
         self.storage = .own(storage)
         self.uri = storage.uri
+        methodKind = UpstreamResponseReader.methodKind(storage.method)
+        minorVersion = storage.version.minor
+        isKeepAlive = storage.isKeepAlive
+        methodName = storage.method.rawValue
     }
 
     init(parsed head: HTTP1Head) {
         self.storage = .parsed(head)
         self.uri = head.targetString
+        (methodKind, minorVersion, isKeepAlive) = (head.methodKind, head.minorVersion, head.keepAlive)
+        methodName = head.methodString
     }
 
     init(outgoing head: OutgoingRequestHead) {
         self.storage = .outgoing(head)
         self.uri = head.target
+        let parsed = head.parsed
+        (methodKind, minorVersion, isKeepAlive) = (parsed.methodKind, parsed.minorVersion, parsed.keepAlive)
+        methodName = parsed.methodString
     }
 
     /// The codec's head (parsed, or the one an outgoing head is written from).
@@ -62,24 +79,12 @@ struct RequestHead {
         }
     }
 
-    /// The method as written in logs (`GET`, `CONNECT`, an extension method's own name).
-    var methodName: String {
-        if let head = codecHead { return head.methodString }
-        guard case .own(let head) = storage else { return "" }
-        return head.method.rawValue
-    }
 
     /// The method as NIOHTTP1's value.
     var method: HTTPMethod {
         if let head = codecHead { return Self.method(head) }
         guard case .own(let head) = storage else { return .GET }
         return head.method
-    }
-
-    private var methodKind: MethodKind {
-        if let head = codecHead { return head.methodKind }
-        guard case .own(let head) = storage else { return .other }
-        return UpstreamResponseReader.methodKind(head.method)
     }
 
     var isConnect: Bool { methodKind == .connect }
@@ -93,19 +98,6 @@ struct RequestHead {
         case .post, .connect: false
         case .other: methodName == "PUT" || methodName == "DELETE"
         }
-    }
-
-    /// The minor HTTP version (1.0 or 1.1).
-    var minorVersion: Int {
-        if let head = codecHead { return head.minorVersion }
-        guard case .own(let head) = storage else { return 1 }
-        return head.version.minor
-    }
-
-    var isKeepAlive: Bool {
-        if let head = codecHead { return head.keepAlive }
-        guard case .own(let head) = storage else { return true }
-        return head.isKeepAlive
     }
 
     /// The first value of the field `name` (case-insensitive), without converting the head.

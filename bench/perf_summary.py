@@ -2,34 +2,49 @@
 
     bench/bench perf-summary PERF_DATA     (runs perf script, demangles with `swift demangle`)
 
-`bench/bench run --profile` writes one for each profile it records.
+`bench/bench run --profile` writes one for each profile it records (`--profile-stacks dwarf` for
+user-space stacks that survive frame-pointer-less libraries).
 
-Each sample is put in one bucket: kernel samples by the system call that led there, user samples
-by the first matching frame of their call stack (buckets are tried in order, so an inner concern
-such as timers wins over the HTTP decoder that called it). Prints percentages of all samples,
-then the hottest leaf functions in user space.
+Each sample is put in one bucket: kernel samples by the system call that led there (the access
+log's write apart), user samples by the innermost frame of their call stack that belongs to a
+bucket, so work is charged to the part of the forward path doing it rather than to the decoder or
+event loop that called it (the request intake runs inside the client decoder's read event, for
+instance). Prints percentages of all samples, then the hottest leaf functions in user space.
 """
 import collections
 import re
 import shutil
 import subprocess
 
+# Parts of the forward path, by the symbols of their code. A frame matching several buckets goes to
+# the first listed.
 USER_BUCKETS = [
-    ("timers: schedule/cancel per request", ["scheduleTask", "Scheduled.cancel", "ScheduledTask",
-                                             "_prepareToSchedule", "armResponseTimer", "becameIdle",
-                                             "requestStarted", "cancelTimer", "IdleStateHandler"]),
-    ("URI parsing (RequestTarget)", ["RequestTarget.parse"]),
-    ("header rewriting (MessageRewriter)", ["MessageRewriter"]),
-    ("upstream pool take/put", ["UpstreamPool"]),
+    ("access log: formatting and buffering", ["AccessLogWriter", "LineBuffer", "JSONLine", "AccessLogRecord.append"]),
+    ("metrics, traffic tally, histograms", ["ProxyMetrics", "TrafficRecorder", "Histogram", "ProxyEnvironment.finished"]),
+    ("timers: schedule/cancel", ["scheduleTask", "Scheduled.cancel", "ScheduledTask", "_prepareToSchedule"]),
     ("resolver (cache hit path)", ["Resolver.resolve", "CachingResolver", "DNSCache"]),
-    ("HTTP encoders", ["HTTPRequestEncoder", "HTTPResponseEncoder", "writeHead"]),
-    ("tunnel glue", ["GlueHandler"]),
-    ("HTTP decoding + handler logic called from it", ["llhttp", "BetterHTTPParser", "HTTPDecoder"]),
-    ("receive buffer allocation", ["RecvBufferAllocator", "RecvByteBufferAllocator"]),
-    ("socket write path", ["PendingWritesManager", "flush0", "flushNow", "writeToSocket"]),
-    ("socket read path", ["readFromSocket"]),
-    ("event loop", ["SelectableEventLoop", "Selector"]),
+    ("HTTP/1 codec: head parsing", ["HeadParser", "MessageDecoder", "ClientRequestReader", "UpstreamResponseReader"]),
+    ("heads written (HeadWriter, relayed/outgoing heads)", ["HeadWriter", "RelayedHead", "ClientResponseWriter",
+                                                            "RequestHead.forOrigin", "sendHead", "writeHead"]),
+    ("request intake: target, route, request id, checks", ["RequestIntake", "RequestTarget", "UpstreamRoute", "RequestHead"]),
+    ("upstream pool take/put", ["UpstreamPool"]),
+    ("state machines (connection, exchange) and their values", ["ExchangeStateMachine", "ClientConnectionStateMachine",
+                                                                "ClientConnectionState", "ResponseHead"]),
+    ("channel handlers running actions", ["ClientConnectionHandler", "UpstreamHTTPConnection"]),
+    ("NIO ByteToMessageHandler (decoder plumbing)", ["ByteToMessageHandler"]),
+    ("NIO socket write path", ["PendingWritesManager", "PendingStreamWrites", "flush0", "flushNow", "writeToSocket"]),
+    ("NIO socket read path and pipeline", ["readFromSocket", "ChannelPipeline", "ChannelHandlerContext", "BaseSocketChannel"]),
+    ("NIO event loop", ["SelectableEventLoop", "Selector"]),
 ]
+
+
+def bucket_of(symbols):
+    """The bucket of a user-space sample: its innermost frame that matches one."""
+    for sym in symbols:
+        for name, patterns in USER_BUCKETS:
+            if any(p in sym for p in patterns):
+                return name
+    return "other"
 
 
 def frames_of(sample):
@@ -51,6 +66,11 @@ def summarize(perf_data):
                             capture_output=True, text=True, timeout=600)
         if dm.returncode == 0:
             script = dm.stdout
+    return summarize_script(script)
+
+
+def summarize_script(script):
+    """The summary of `perf script` output (demangled), as text."""
     buckets = collections.Counter()
     leaves = collections.Counter()
     total = kernel = 0
@@ -61,8 +81,11 @@ def summarize(perf_data):
         total += 1
         if "[kernel.kallsyms]" in frames[0]:
             kernel += 1
-            user = next((symbol(f) for f in frames if "kernel.kallsyms" not in f), "")
-            if "writev" in user or "write" in user or "send" in user:
+            users = [symbol(f) for f in frames if "kernel.kallsyms" not in f]
+            user = users[0] if users else ""
+            if any("AccessLogWriter" in u for u in users):
+                what = "write (the access log)"
+            elif "writev" in user or "write" in user or "send" in user:
                 what = "write/writev"
             elif "read" in user or "recv" in user:
                 what = "read"
@@ -76,12 +99,7 @@ def summarize(perf_data):
             continue
         syms = [symbol(f) for f in frames]
         leaves[syms[0][:100]] += 1
-        for name, patterns in USER_BUCKETS:
-            if any(any(p in s for p in patterns) for s in syms):
-                buckets["user: " + name] += 1
-                break
-        else:
-            buckets["user: other"] += 1
+        buckets["user: " + bucket_of(syms)] += 1
     if not total:
         return "no samples\n"
     out = ["%d samples, %.1f %% in the kernel" % (total, 100 * kernel / total), ""]

@@ -79,7 +79,6 @@ struct RequestHead {
         }
     }
 
-
     /// The method as NIOHTTP1's value.
     var method: HTTPMethod {
         if let head = codecHead { return Self.method(head) }

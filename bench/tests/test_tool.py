@@ -9,7 +9,7 @@ import unittest
 from pathlib import Path
 
 from bench import __main__ as cli
-from bench import allocs, connect_by_ip, dns_listener, pinned, report
+from bench import allocs, connect_by_ip, dns_listener, perf_summary, pinned, report
 from bench.lib import results, wrk
 
 
@@ -85,6 +85,25 @@ class Parsers(unittest.TestCase):
         s = connect_by_ip.summarize(samples)
         self.assertEqual(s["dead_cold"]["median_ms"], 15.5)
         self.assertEqual(s["dead_cold"]["p90_ms"], 27.0)  # the shell version's awk: v[int(NR*0.9)]
+
+
+    def test_profile_samples_go_to_the_innermost_part_of_the_forward_path(self):
+        header = "httpdns-proxy 7 [001] 10.000000: 1000 cpu-clock:pppH:"
+        def frame(sym, module):
+            return "\t    7f00 %s+0x10 (%s)" % (sym, module)
+        core, me, kernel = "/usr/lib/swift/linux/libswiftCore.so", "/opt/httpdns-proxy", "[kernel.kallsyms]"
+        intake = [header, frame("swift_retain", core), frame("static RequestTarget.parseAbsolute(_:)", me),
+                  frame("ClientConnectionHandler.channelRead(context:data:)", me),
+                  frame("ClientRequestReader.decode(context:buffer:)", me),
+                  frame("ByteToMessageHandler.decodeLoop(context:decodeMode:)", me)]
+        codec = [header, frame("HeadParser.scan(_:)", me), frame("ClientRequestReader.decode(context:buffer:)", me)]
+        log_write = [header, frame("ext4_buffered_write_iter", kernel), frame("__GI___libc_write", "/lib/libc.so.6"),
+                     frame("AccessLogWriter.drain(_:)", me)]
+        text = perf_summary.summarize_script("\n\n".join("\n".join(s) for s in (intake, codec, codec, log_write)))
+        self.assertIn("4 samples, 25.0 % in the kernel", text)
+        self.assertIn(" 25.0 %  user: request intake: target, route, request id, checks", text)
+        self.assertIn(" 50.0 %  user: HTTP/1 codec: head parsing", text)
+        self.assertIn(" 25.0 %  kernel: write (the access log)", text)
 
 
 class CommandLine(unittest.TestCase):

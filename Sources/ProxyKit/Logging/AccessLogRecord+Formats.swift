@@ -198,7 +198,6 @@ extension JSONLine {
         }
         if quotes { byte(UInt8(ascii: "\"")) }
     }
-
 }
 
 /// `25/Nov/2026:16:45:00 +0000` (nginx's `$time_local`, in UTC), formatted once per second.

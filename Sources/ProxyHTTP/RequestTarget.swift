@@ -27,17 +27,16 @@ package struct RequestTarget: Sendable, Hashable {
     /// delimiters are ASCII) and copies the host and authority as written when they are already
     /// in canonical form.
     package static func parseAbsolute(_ uri: String) throws(ProxyError) -> RequestTarget {
-        var uri = uri
-        uri.makeContiguousUTF8()  // a native string already is: nothing happens
-        let parsed = uri.utf8.withContiguousStorageIfAvailable { bytes -> Result<RequestTarget, ProxyError> in
-            do throws(ProxyError) {
-                return .success(try parseAbsolute(bytes, uri: uri))
-            } catch {
-                return .failure(error)
-            }
+        try overUTF8(uri) { bytes throws(ProxyError) in try parseAbsolute(bytes, uri: uri) }
+    }
+
+    /// `body` over the UTF-8 of `text`: its own storage (a native string's), else a copy.
+    private static func overUTF8<T>(_ text: some StringProtocol, _ body: (UnsafeBufferPointer<UInt8>) throws(ProxyError) -> T) throws(ProxyError) -> T {
+        func run(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<T, ProxyError> {
+            do throws(ProxyError) { return .success(try body(bytes)) } catch { return .failure(error) }
         }
-        guard let parsed else { preconditionFailure("a contiguous string has contiguous UTF-8") }
-        return try parsed.get()
+        if let result = text.utf8.withContiguousStorageIfAvailable(run) { return try result.get() }
+        return try Array(text.utf8).withUnsafeBufferPointer(run).get()
     }
 
     private static func parseAbsolute(_ bytes: UnsafeBufferPointer<UInt8>, uri: String) throws(ProxyError) -> RequestTarget {
@@ -94,17 +93,7 @@ package struct RequestTarget: Sendable, Hashable {
     /// `authority` is the Host header value: the lowercased host (bracketed when IPv6), plus
     /// ":port" when the text named a port.
     static func parseHostPort(_ text: Substring, defaultPort: Int) throws(ProxyError) -> (host: String, port: Int, hadPort: Bool, authority: String) {
-        var text = text
-        text.makeContiguousUTF8()
-        let parsed = text.utf8.withContiguousStorageIfAvailable { bytes -> Result<(host: String, port: Int, hadPort: Bool, authority: String), ProxyError> in
-            do throws(ProxyError) {
-                return .success(try hostPort(bytes, defaultPort: defaultPort))
-            } catch {
-                return .failure(error)
-            }
-        }
-        guard let parsed else { preconditionFailure("a contiguous string has contiguous UTF-8") }
-        return try parsed.get()
+        try overUTF8(text) { bytes throws(ProxyError) in try hostPort(bytes, defaultPort: defaultPort) }
     }
 
     /// `parseHostPort` on the authority's bytes.

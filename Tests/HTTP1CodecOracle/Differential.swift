@@ -145,8 +145,10 @@ package enum Differential {
         if codec.errorKind != nil, legacy.outcome == .truncated, codec.messages.count == agreed || legacy.messages.count == agreed {
             return nil
         }
-        // 8. A tab in the OWS around a Content-Length value.
-        if case .error(_, let reason) = legacy.outcome, reason.hasSuffix("invalid Content-Length"),
+        // 8. A tab in the OWS around a Content-Length value (refused by MessageFraming, or by
+        // llhttp itself, as on a 101 answering an upgrade).
+        if case .error(_, let reason) = legacy.outcome,
+            reason.hasSuffix("invalid Content-Length") || reason.hasSuffix("(invalid character in content-length header)"),
             codec.errorKind == nil || codec.messages.count > agreed, hasTabInContentLength(input.bytes)
         {
             return nil

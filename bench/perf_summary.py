@@ -20,20 +20,23 @@ import subprocess
 # the first listed.
 USER_BUCKETS = [
     ("access log: formatting and buffering", ["AccessLogWriter", "LineBuffer", "JSONLine", "AccessLogRecord.append"]),
-    ("metrics, traffic tally, histograms", ["ProxyMetrics", "TrafficRecorder", "Histogram", "ProxyEnvironment.finished"]),
+    ("metrics, traffic tally, histograms", ["ProxyMetrics", "TrafficRecorder", "Histogram",
+                                            "ProxyEnvironment.finished"]),
     ("timers: schedule/cancel", ["scheduleTask", "Scheduled.cancel", "ScheduledTask", "_prepareToSchedule"]),
     ("resolver (cache hit path)", ["Resolver.resolve", "CachingResolver", "DNSCache"]),
     ("HTTP/1 codec: head parsing", ["HeadParser", "MessageDecoder", "ClientRequestReader", "UpstreamResponseReader"]),
     ("heads written (HeadWriter, relayed/outgoing heads)", ["HeadWriter", "RelayedHead", "ClientResponseWriter",
                                                             "RequestHead.forOrigin", "sendHead", "writeHead"]),
-    ("request intake: target, route, request id, checks", ["RequestIntake", "RequestTarget", "UpstreamRoute", "RequestHead"]),
+    ("request intake: target, route, request id, checks", ["RequestIntake", "RequestTarget", "UpstreamRoute",
+                                                            "RequestHead"]),
     ("upstream pool take/put", ["UpstreamPool"]),
     ("state machines (connection, exchange) and their values", ["ExchangeStateMachine", "ClientConnectionStateMachine",
                                                                 "ClientConnectionState", "ResponseHead"]),
     ("channel handlers running actions", ["ClientConnectionHandler", "UpstreamHTTPConnection"]),
     ("NIO ByteToMessageHandler (decoder plumbing)", ["ByteToMessageHandler"]),
     ("NIO socket write path", ["PendingWritesManager", "PendingStreamWrites", "flush0", "flushNow", "writeToSocket"]),
-    ("NIO socket read path and pipeline", ["readFromSocket", "ChannelPipeline", "ChannelHandlerContext", "BaseSocketChannel"]),
+    ("NIO socket read path and pipeline", ["readFromSocket", "ChannelPipeline", "ChannelHandlerContext",
+                                           "BaseSocketChannel"]),
     ("NIO event loop", ["SelectableEventLoop", "Selector"]),
 ]
 

@@ -11,12 +11,10 @@ import ProxyUpstream
 package final class DNSResponder: Sendable {
     enum Transport: Sendable { case udp, tcp }
 
-    /// What to send back: now (nil: nothing), or when a query or a forward completes; `written`:
-    /// now, in the caller's array (`respond(_:from:transport:on:into:)`).
+    /// What to send back: now (nil: nothing), or when a query or a forward completes.
     enum Reply {
         case now([UInt8]?)
         case later(EventLoopFuture<[UInt8]?>)
-        case written
     }
 
     /// An answer served after its TTL ran out carries at most this TTL (RFC 8767 section 4
@@ -91,15 +89,13 @@ package final class DNSResponder: Sendable {
 
     func respond(_ bytes: [UInt8], from client: SocketAddress?, transport: Transport, on eventLoop: any EventLoop) -> Reply {
         var answer: [UInt8] = []
-        let reply = respond(bytes, from: client, transport: transport, on: eventLoop, into: &answer)
-        if case .written = reply { return .now(answer) }
-        return reply
+        return respond(bytes, from: client, transport: transport, on: eventLoop, into: &answer) ?? .now(answer)
     }
 
-    /// `respond`, with a cache hit's answer written into `answer` (`.written`), whose storage a
-    /// caller answering one query after another reuses: the UDP listener's hot path allocates no
-    /// array for it.
-    func respond(_ bytes: [UInt8], from client: SocketAddress?, transport: Transport, on eventLoop: any EventLoop, into answer: inout [UInt8]) -> Reply {
+    /// `respond`, with a cache hit's answer written into `answer` instead (nil returned), whose
+    /// storage a caller answering one query after another reuses: the UDP listener's hot path
+    /// allocates no array for it.
+    func respond(_ bytes: [UInt8], from client: SocketAddress?, transport: Transport, on eventLoop: any EventLoop, into answer: inout [UInt8]) -> Reply? {
         let asked = Asked(client: client, transport: transport, started: queryLog == nil ? .uptimeNanoseconds(0) : .now())
         let query: DNSQuery
         do {
@@ -128,7 +124,7 @@ package final class DNSResponder: Sendable {
                 let source: DNSAnswerSource = if case .stale = hit { .stale } else { .cache }
                 self.answer(query, hit: hit, family: family, limit: limit, into: &answer)
                 _ = finish(query, answer, source, asked)
-                return .written
+                return nil
             }
             let promise = eventLoop.makePromise(of: [UInt8]?.self)
             promise.completeWithTask {

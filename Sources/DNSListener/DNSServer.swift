@@ -178,10 +178,11 @@ final class DNSUDPHandler: ChannelInboundHandler {
         let remote = envelope.remoteAddress
         datagram.removeAll(keepingCapacity: true)
         datagram.append(contentsOf: envelope.data.readableBytesView)
-        let reply = responder.respond(datagram, from: remote, transport: .udp, on: context.eventLoop, into: &answer)
+        guard let reply = responder.respond(datagram, from: remote, transport: .udp, on: context.eventLoop, into: &answer) else {
+            send(answer, to: remote, context: context)  // a cache hit, written into `answer`
+            return
+        }
         switch reply {
-        case .written:
-            send(answer, to: remote, context: context)
         case .now(let answer?):
             send(answer, to: remote, context: context)
         case .now(nil):
@@ -233,10 +234,7 @@ final class DNSTCPHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = Array(unwrapInboundIn(data).readableBytesView)
         let remote = context.channel.remoteAddress
-        var answer: [UInt8] = []
-        switch responder.respond(bytes, from: remote, transport: .tcp, on: context.eventLoop, into: &answer) {
-        case .written:
-            context.writeAndFlush(wrapOutboundOut(DNSTCPFrameDecoder.frame(answer, allocator: context.channel.allocator)), promise: nil)
+        switch responder.respond(bytes, from: remote, transport: .tcp, on: context.eventLoop) {
         case .now(let answer?):
             context.writeAndFlush(wrapOutboundOut(DNSTCPFrameDecoder.frame(answer, allocator: context.channel.allocator)), promise: nil)
         case .now(nil):

@@ -119,9 +119,7 @@ final class DoHHandler: ChannelInboundHandler {
                         Self.write(status: 200, type: "application/dns-message", body: answer, keepAlive: keepAlive, channel: channel)
                     }
                 }
-                var answer: [UInt8] = []
-                switch responder.respond(message, from: context.channel.remoteAddress, transport: .tcp, on: context.eventLoop, into: &answer) {
-                case .written: send(answer)
+                switch responder.respond(message, from: context.channel.remoteAddress, transport: .tcp, on: context.eventLoop) {
                 case .now(let answer): send(answer)
                 case .later(let future): future.whenSuccess(send)
                 }
